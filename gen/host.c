@@ -1,0 +1,529 @@
+/*
+ * host.c -- the embedded Lua host: loads templates, parses configurations,
+ * calls check() and render().
+ *
+ * Templates run in a Lua state with only the pure libraries (base without
+ * file loading, string, table, math, utf8): a template computes text, it
+ * does no I/O. `require` is ours: it searches the template path (the user's
+ * directories, `.` in a module name becoming `/`) and then the templates
+ * compiled into the binary. Chunk names are file paths, so a template's
+ * error reads `templates/matmul.lua:42: message`.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+
+#include "embedded.h"
+#include "runtime/internal.h"
+
+struct kgi_host {
+    lua_State *L;
+    char *path; /* colon-separated directories, or NULL */
+};
+
+static const char LOADED_KEY[] = "kgen.loaded";
+static const char HOST_KEY[] = "kgen.host";
+
+static kgi_host *host_of(lua_State *L)
+{
+    lua_getfield(L, LUA_REGISTRYINDEX, HOST_KEY);
+    kgi_host *h = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    return h;
+}
+
+static int valid_module_name(const char *name)
+{
+    if (!name[0] || name[0] == '.')
+        return 0;
+    for (const char *p = name; *p; p++)
+        if (!(('a' <= *p && *p <= 'z') || ('A' <= *p && *p <= 'Z') || ('0' <= *p && *p <= '9') ||
+              *p == '_' || (*p == '.' && p[1] != '.' && p[1] != '\0')))
+            return 0;
+    return 1;
+}
+
+/* Loads the chunk for `name` onto the stack; returns 0 when not found. */
+static int find_module(lua_State *L, kgi_host *h, const char *name)
+{
+    char rel[256];
+    size_t n = strlen(name);
+    if (n + 5 > sizeof rel)
+        return 0;
+    for (size_t i = 0; i <= n; i++)
+        rel[i] = name[i] == '.' ? '/' : name[i];
+    strcat(rel, ".lua");
+    if (h->path) {
+        const char *p = h->path;
+        while (*p) {
+            size_t len = strcspn(p, ":");
+            if (len > 0) {
+                char file[4096];
+                if ((size_t)snprintf(file, sizeof file, "%.*s/%s", (int)len, p, rel) < sizeof file) {
+                    FILE *f = fopen(file, "rb");
+                    if (f) {
+                        fclose(f);
+                        if (luaL_loadfilex(L, file, "t") != LUA_OK)
+                            lua_error(L);
+                        return 1;
+                    }
+                }
+            }
+            p += len;
+            if (*p == ':')
+                p++;
+        }
+    }
+    for (const kgi_embedded *e = kgi_embedded_files; e->module; e++) {
+        if (strcmp(e->module, name) == 0) {
+            char chunk[300];
+            snprintf(chunk, sizeof chunk, "@%s", e->path);
+            if (luaL_loadbufferx(L, e->text, e->len, chunk, "t") != LUA_OK)
+                lua_error(L);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int probe_module(lua_State *L)
+{
+    kgi_host *h = lua_touserdata(L, 1);
+    lua_pushboolean(L, find_module(L, h, lua_tostring(L, 2)));
+    return 1;
+}
+
+/* Whether `name` is in the template path or embedded (without loading it). */
+static int module_exists(kgi_host *h, const char *name)
+{
+    lua_State *L = h->L;
+    int top = lua_gettop(L);
+    lua_getfield(L, LUA_REGISTRYINDEX, LOADED_KEY);
+    int loaded = lua_getfield(L, -1, name) != LUA_TNIL;
+    lua_settop(L, top);
+    if (loaded)
+        return 1;
+    /* find_module raises on a syntax error: that still means "exists". */
+    lua_pushcfunction(L, probe_module);
+    lua_pushlightuserdata(L, h);
+    lua_pushstring(L, name);
+    int rc = lua_pcall(L, 2, 1, 0);
+    int found = rc != LUA_OK || lua_toboolean(L, -1);
+    lua_settop(L, top);
+    return found;
+}
+
+/* require(name): our module loader, cached per host in the registry. */
+static int l_require(lua_State *L)
+{
+    const char *name = luaL_checkstring(L, 1);
+    if (!valid_module_name(name))
+        return luaL_error(L, "invalid module name '%s'", name);
+    lua_getfield(L, LUA_REGISTRYINDEX, LOADED_KEY);
+    lua_getfield(L, -1, name);
+    if (!lua_isnil(L, -1))
+        return 1;
+    lua_pop(L, 1);
+    if (!find_module(L, host_of(L), name))
+        return luaL_error(L, "module '%s' not found (searched the template path and the embedded templates)", name);
+    lua_pushstring(L, name);
+    lua_call(L, 1, 1);
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        lua_pushboolean(L, 1);
+    }
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, name);
+    return 1;
+}
+
+kgi_host *kgi_host_new(void)
+{
+    kgi_host *h = calloc(1, sizeof *h);
+    if (!h)
+        return NULL;
+    h->L = luaL_newstate();
+    if (!h->L) {
+        free(h);
+        return NULL;
+    }
+    lua_State *L = h->L;
+    static const luaL_Reg libs[] = {
+        {LUA_GNAME, luaopen_base},       {LUA_STRLIBNAME, luaopen_string},
+        {LUA_TABLIBNAME, luaopen_table}, {LUA_MATHLIBNAME, luaopen_math},
+        {LUA_UTF8LIBNAME, luaopen_utf8}, {NULL, NULL},
+    };
+    for (const luaL_Reg *lib = libs; lib->func; lib++) {
+        luaL_requiref(L, lib->name, lib->func, 1);
+        lua_pop(L, 1);
+    }
+    /* No file access from templates. */
+    static const char *const removed[] = {"dofile", "loadfile", "collectgarbage", NULL};
+    for (const char *const *r = removed; *r; r++) {
+        lua_pushnil(L);
+        lua_setglobal(L, *r);
+    }
+    lua_pushcfunction(L, l_require);
+    lua_setglobal(L, "require");
+    lua_newtable(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, LOADED_KEY);
+    lua_pushlightuserdata(L, h);
+    lua_setfield(L, LUA_REGISTRYINDEX, HOST_KEY);
+    return h;
+}
+
+void kgi_host_free(kgi_host *h)
+{
+    if (!h)
+        return;
+    lua_close(h->L);
+    free(h->path);
+    free(h);
+}
+
+int kgi_host_set_path(kgi_host *h, const char *path)
+{
+    char *copy = NULL;
+    if (path && path[0] && !(copy = strdup(path)))
+        return -1;
+    free(h->path);
+    h->path = copy;
+    /* Modules already loaded may come from the old path: forget them. */
+    lua_newtable(h->L);
+    lua_setfield(h->L, LUA_REGISTRYINDEX, LOADED_KEY);
+    return 0;
+}
+
+lua_State *kgi_host_lua(kgi_host *h) { return h->L; }
+
+static int traceback(lua_State *L)
+{
+    const char *msg = lua_tostring(L, 1);
+    if (!msg)
+        msg = luaL_tolstring(L, 1, NULL);
+    luaL_traceback(L, L, msg, 1);
+    return 1;
+}
+
+kg_status kgi_host_pcall(kgi_host *h, int nargs, int nresults, char *err, size_t errlen)
+{
+    lua_State *L = h->L;
+    int base = lua_gettop(L) - nargs;
+    lua_pushcfunction(L, traceback);
+    lua_insert(L, base);
+    int rc = lua_pcall(L, nargs, nresults, base);
+    lua_remove(L, base);
+    if (rc != LUA_OK) {
+        snprintf(err, errlen, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "(error object is not a string)");
+        lua_pop(L, 1);
+        return KG_ERR_TEMPLATE;
+    }
+    return KG_OK;
+}
+
+/* Calls require(name) under the traceback handler. */
+static kg_status require_module(kgi_host *h, const char *name, char *err, size_t errlen)
+{
+    lua_pushcfunction(h->L, l_require);
+    lua_pushstring(h->L, name);
+    return kgi_host_pcall(h, 1, 1, err, errlen);
+}
+
+kg_status kgi_host_push_template(kgi_host *h, const char *tmpl, char *err, size_t errlen)
+{
+    lua_State *L = h->L;
+    if (!tmpl)
+        tmpl = "matmul";
+    if (!valid_module_name(tmpl) || strncmp(tmpl, "lib.", 4) == 0) {
+        snprintf(err, errlen, "template: invalid name '%s'", tmpl);
+        return KG_ERR_TEMPLATE;
+    }
+    if (!module_exists(h, tmpl)) {
+        size_t n = (size_t)snprintf(err, errlen, "unknown template '%s' (available:", tmpl);
+        for (const kgi_embedded *e = kgi_embedded_files; e->module && n < errlen; e++)
+            if (strncmp(e->module, "lib.", 4) != 0)
+                n += (size_t)snprintf(err + n, errlen - n, " %s", e->module);
+        if (n < errlen)
+            snprintf(err + n, errlen - n, "%s)", h->path ? ", or a .lua file in the template path" : "");
+        return KG_ERR_CONFIG;
+    }
+    kg_status st = require_module(h, tmpl, err, errlen);
+    if (st != KG_OK)
+        return st;
+    static const char *const fields[] = {"params", "check", "resources", "render"};
+    if (!lua_istable(L, -1)) {
+        lua_pop(L, 1);
+        snprintf(err, errlen, "template '%s' does not return a table", tmpl);
+        return KG_ERR_TEMPLATE;
+    }
+    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
+        int t = lua_getfield(L, -1, fields[i]);
+        lua_pop(L, 1);
+        int want = i == 0 ? LUA_TTABLE : LUA_TFUNCTION;
+        if (t != want) {
+            lua_pop(L, 1);
+            snprintf(err, errlen, "template '%s' lacks its '%s' %s", tmpl, fields[i],
+                     want == LUA_TTABLE ? "table" : "function");
+            return KG_ERR_TEMPLATE;
+        }
+    }
+    return KG_OK;
+}
+
+/* With the template at the top: parses config; leaves [tmpl, cfg]. */
+static kg_status parse_config(kgi_host *h, const char *config, char *err, size_t errlen)
+{
+    lua_State *L = h->L;
+    kg_status st = require_module(h, "lib.params", err, errlen);
+    if (st != KG_OK)
+        return st;
+    /* given, msg = params.parse_given(T.params, config) */
+    lua_getfield(L, -1, "parse_given");
+    lua_getfield(L, -3, "params");
+    lua_pushstring(L, config ? config : "");
+    if ((st = kgi_host_pcall(h, 2, 2, err, errlen)) != KG_OK) {
+        lua_pop(L, 1);
+        return st;
+    }
+    if (lua_isnil(L, -2)) {
+        snprintf(err, errlen, "%s", lua_tostring(L, -1));
+        lua_pop(L, 3);
+        return KG_ERR_CONFIG;
+    }
+    lua_pop(L, 1);
+    /* cfg = params.complete(T.params, given) */
+    lua_getfield(L, -2, "complete");
+    lua_getfield(L, -4, "params");
+    lua_pushvalue(L, -3);
+    if ((st = kgi_host_pcall(h, 2, 1, err, errlen)) != KG_OK) {
+        lua_pop(L, 2);
+        return st;
+    }
+    lua_replace(L, -3); /* [tmpl, cfg, given] */
+    lua_pop(L, 1);
+    return KG_OK;
+}
+
+kg_status kgi_host_push_config(kgi_host *h, const char *tmpl, const char *config, char *err, size_t errlen)
+{
+    kg_status st = kgi_host_push_template(h, tmpl, err, errlen);
+    if (st != KG_OK)
+        return st;
+    if ((st = parse_config(h, config, err, errlen)) != KG_OK) {
+        lua_pop(h->L, 1);
+        return st;
+    }
+    lua_remove(h->L, -2);
+    return KG_OK;
+}
+
+void kgi_host_push_limits(kgi_host *h, const kgi_limits *lim)
+{
+    lua_State *L = h->L;
+    lua_createtable(L, 0, 16);
+    lua_pushstring(L, lim->name); lua_setfield(L, -2, "name");
+    lua_pushinteger(L, lim->sm); lua_setfield(L, -2, "sm");
+#define INT_FIELD(f) (lua_pushinteger(L, (lua_Integer)lim->f), lua_setfield(L, -2, #f))
+    INT_FIELD(max_threads_per_block);
+    INT_FIELD(max_threads_per_sm);
+    INT_FIELD(max_blocks_per_sm);
+    INT_FIELD(warp_size);
+    INT_FIELD(regs_per_sm);
+    INT_FIELD(regs_per_block);
+    INT_FIELD(max_regs_per_thread);
+    INT_FIELD(smem_per_sm);
+    INT_FIELD(smem_per_block);
+    INT_FIELD(smem_per_block_optin);
+#undef INT_FIELD
+}
+
+/* With [tmpl, cfg] on the stack: canonical text of cfg into canon. */
+static kg_status canonical(kgi_host *h, char *canon, size_t len, char *err, size_t errlen)
+{
+    lua_State *L = h->L;
+    kg_status st = require_module(h, "lib.params", err, errlen);
+    if (st != KG_OK)
+        return st;
+    lua_getfield(L, -1, "canonical");
+    lua_getfield(L, -4, "params");
+    lua_pushvalue(L, -4);
+    if ((st = kgi_host_pcall(h, 2, 1, err, errlen)) != KG_OK) {
+        lua_pop(L, 1);
+        return st;
+    }
+    snprintf(canon, len, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "");
+    lua_pop(L, 2);
+    return KG_OK;
+}
+
+/* With [tmpl, cfg]: calls tmpl.check(cfg, limits). */
+static kg_status run_check(kgi_host *h, const kgi_limits *lim, char *err, size_t errlen)
+{
+    lua_State *L = h->L;
+    lua_getfield(L, -2, "check");
+    lua_pushvalue(L, -2);
+    kgi_host_push_limits(h, lim);
+    kg_status st = kgi_host_pcall(h, 2, 2, err, errlen);
+    if (st != KG_OK)
+        return st;
+    if (!lua_toboolean(L, -2)) {
+        const char *why = lua_tostring(L, -1);
+        snprintf(err, errlen, "%s", why ? why : "configuration rejected by the template's check()");
+        st = KG_ERR_CONFIG;
+    }
+    lua_pop(L, 2);
+    return st;
+}
+
+kg_status kgi_host_check(kgi_host *h, const char *tmpl, const char *config, const kgi_limits *lim,
+                         char *canon, size_t canon_len, char *err, size_t errlen)
+{
+    lua_State *L = h->L;
+    int top = lua_gettop(L);
+    kg_status st = kgi_host_push_template(h, tmpl, err, errlen);
+    if (st == KG_OK && (st = parse_config(h, config, err, errlen)) == KG_OK &&
+        (st = run_check(h, lim, err, errlen)) == KG_OK && canon)
+        st = canonical(h, canon, canon_len, err, errlen);
+    lua_settop(L, top);
+    return st;
+}
+
+static lua_Integer int_field(lua_State *L, int idx, const char *name, lua_Integer dflt)
+{
+    lua_getfield(L, idx, name);
+    lua_Integer v = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : dflt;
+    lua_pop(L, 1);
+    return v;
+}
+
+/* Reads render()'s geometry table at the top of the stack. */
+static kg_status read_geometry(lua_State *L, kgi_geometry *g, char *err, size_t errlen)
+{
+    memset(g, 0, sizeof *g);
+    lua_getfield(L, -1, "block");
+    for (int i = 0; i < 3; i++) {
+        lua_geti(L, -1, i + 1);
+        g->block[i] = lua_isinteger(L, -1) ? (unsigned)lua_tointeger(L, -1) : 1;
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    lua_getfield(L, -1, "grid");
+    for (int i = 0; i < 3; i++) {
+        lua_geti(L, -1, i + 1);
+        const char *dim = lua_istable(L, -1) ? (lua_getfield(L, -1, "dim"), lua_tostring(L, -1)) : NULL;
+        if (!dim || !strchr("MNK1", dim[0]) || dim[1]) {
+            snprintf(err, errlen, "render(): grid[%d].dim must be \"M\", \"N\", \"K\" or \"1\"", i + 1);
+            lua_pop(L, lua_istable(L, -1) ? 3 : 2);
+            return KG_ERR_TEMPLATE;
+        }
+        g->grid[i].dim = dim[0];
+        lua_pop(L, 1);
+        g->grid[i].div = (unsigned)int_field(L, -1, "div", 1);
+        g->grid[i].mul = (unsigned)int_field(L, -1, "mul", 1);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    g->smem_static = (size_t)int_field(L, -1, "smem_static", 0);
+    g->smem_dynamic = (size_t)int_field(L, -1, "smem_dynamic", 0);
+    lua_getfield(L, -1, "requires");
+    if (lua_istable(L, -1)) {
+        g->m_multiple = (unsigned)int_field(L, -1, "m_multiple", 1);
+        g->n_multiple = (unsigned)int_field(L, -1, "n_multiple", 1);
+        g->k_multiple = (unsigned)int_field(L, -1, "k_multiple", 1);
+        g->ld_multiple = (unsigned)int_field(L, -1, "ld_multiple", 1);
+        g->align = (unsigned)int_field(L, -1, "align", 4);
+    } else {
+        g->m_multiple = g->n_multiple = g->k_multiple = g->ld_multiple = 1;
+        g->align = 4;
+    }
+    lua_pop(L, 1);
+    lua_getfield(L, -1, "layout");
+    snprintf(g->layout, sizeof g->layout, "%s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "nn");
+    lua_pop(L, 1);
+    if (!g->block[0] || !g->grid[0].div || !g->grid[1].div || !g->grid[2].div || !g->m_multiple ||
+        !g->n_multiple || !g->k_multiple || !g->ld_multiple || !g->align) {
+        snprintf(err, errlen, "render(): zero in block, grid divisor or requires");
+        return KG_ERR_TEMPLATE;
+    }
+    return KG_OK;
+}
+
+kg_status kgi_host_render(kgi_host *h, const char *tmpl, const char *config, const kgi_limits *lim,
+                          kg_source **out, char *err, size_t errlen)
+{
+    lua_State *L = h->L;
+    int top = lua_gettop(L);
+    *out = NULL;
+    kg_source *src = calloc(1, sizeof *src);
+    if (!src)
+        return KG_ERR_NOMEM;
+    kg_status st = kgi_host_push_template(h, tmpl, err, errlen);
+    if (st != KG_OK)
+        goto fail;
+    snprintf(src->template_name, sizeof src->template_name, "%s", tmpl ? tmpl : "matmul");
+    src->template_version = (int)int_field(L, -1, "version", 0);
+    if ((st = parse_config(h, config, err, errlen)) != KG_OK ||
+        (st = run_check(h, lim, err, errlen)) != KG_OK ||
+        (st = canonical(h, src->config, sizeof src->config, err, errlen)) != KG_OK)
+        goto fail;
+    /* result = tmpl.render(cfg, meta) */
+    lua_getfield(L, -2, "render");
+    lua_pushvalue(L, -2);
+    lua_createtable(L, 0, 2);
+    lua_pushstring(L, KGEN_VERSION);
+    lua_setfield(L, -2, "kgen_version");
+    lua_pushstring(L, lim->name);
+    lua_setfield(L, -2, "target");
+    if ((st = kgi_host_pcall(h, 2, 1, err, errlen)) != KG_OK)
+        goto fail;
+    if (!lua_istable(L, -1)) {
+        snprintf(err, errlen, "template '%s': render() must return a table", src->template_name);
+        st = KG_ERR_TEMPLATE;
+        goto fail;
+    }
+    lua_getfield(L, -1, "source");
+    size_t len = 0;
+    const char *text = lua_tolstring(L, -1, &len);
+    lua_getfield(L, -2, "entry");
+    const char *entry = lua_tostring(L, -1);
+    if (!text || !entry || !entry[0]) {
+        snprintf(err, errlen, "template '%s': render() must return `source` and `entry` strings",
+                 src->template_name);
+        st = KG_ERR_TEMPLATE;
+        goto fail;
+    }
+    if (!(src->text = malloc(len + 1))) {
+        st = KG_ERR_NOMEM;
+        goto fail;
+    }
+    memcpy(src->text, text, len + 1);
+    src->len = len;
+    snprintf(src->entry, sizeof src->entry, "%s", entry);
+    lua_pop(L, 2);
+    if ((st = read_geometry(L, &src->geo, err, errlen)) != KG_OK)
+        goto fail;
+    if (lua_getfield(L, -1, "pre") == LUA_TTABLE) {
+        lua_getfield(L, -1, "entry");
+        snprintf(src->pre_entry, sizeof src->pre_entry, "%s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "");
+        lua_pop(L, 1);
+        if (!src->pre_entry[0]) {
+            snprintf(err, errlen, "template '%s': render().pre needs an `entry` string", src->template_name);
+            st = KG_ERR_TEMPLATE;
+            goto fail;
+        }
+        if ((st = read_geometry(L, &src->pre_geo, err, errlen)) != KG_OK)
+            goto fail;
+    }
+    lua_settop(L, top);
+    *out = src;
+    return KG_OK;
+fail:
+    lua_settop(L, top);
+    free(src->text);
+    free(src);
+    return st;
+}

@@ -1,0 +1,171 @@
+/*
+ * internal.h -- what libkgen's modules share and users never see.
+ *
+ * Prefix kgi_. One subsystem per .c file:
+ *   gen/host.c          the embedded Lua host (templates: load, check, render)
+ *   runtime/context.c   contexts, last-error text, kg_strerror
+ *   runtime/arch.c      limits of each architecture (offline table, device query)
+ *   runtime/nvrtc.c     NVRTC compilation and the ptxas resource report
+ *   runtime/driver.c    the CUDA driver, opened with dlopen
+ *   runtime/cache.c     in-memory and on-disk kernel caches
+ *   runtime/launch.c    kernels on a device, launch, kg_matmul
+ */
+#ifndef KGEN_INTERNAL_H
+#define KGEN_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#include "kgen.h"
+
+#ifndef KGEN_VERSION
+#define KGEN_VERSION KG_VERSION
+#endif
+
+#if defined(__GNUC__)
+#define KGI_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define KGI_PRINTF(a, b)
+#endif
+
+/* ------------------------------------------------------------ limits */
+
+/* What a template's check() and the analyses need to know of a target. */
+typedef struct kgi_limits {
+    char name[32];                 /* "sm_90" or a device name */
+    int sm;                        /* 90 */
+    int max_threads_per_block;
+    int max_threads_per_sm;
+    int max_blocks_per_sm;
+    int max_warps_per_sm;
+    int warp_size;
+    int regs_per_sm;
+    int regs_per_block;
+    int max_regs_per_thread;
+    int reg_alloc_unit;            /* registers, allocated per warp in units of this */
+    size_t smem_per_sm;
+    size_t smem_per_block;         /* static limit */
+    size_t smem_per_block_optin;
+    size_t smem_reserved_per_block;/* taken by the system for each resident block */
+    size_t smem_alloc_unit;
+    int fp32_lanes_per_sm;
+    /* a reference part of this architecture, for offline peak figures */
+    char ref_gpu[64];
+    int ref_sm_count;
+    double ref_clock_ghz;
+    double ref_bandwidth_gbs;
+    size_t ref_l2_bytes;
+} kgi_limits;
+
+/* The table entry for sm_`sm`, or NULL. */
+const kgi_limits *kgi_arch_limits(int sm);
+/* Every architecture in the table, ending with an entry whose sm is 0. */
+const kgi_limits *kgi_arch_table(void);
+/* Limits of the context's target: the device's when there is one. */
+const kgi_limits *kgi_context_limits(kg_context *ctx);
+
+/* ------------------------------------------------------------ Lua host */
+
+typedef struct kgi_host kgi_host;
+
+/* Launch geometry and preconditions returned by a template's render(). */
+typedef struct kgi_geometry {
+    unsigned block[3];
+    struct { char dim; unsigned div, mul; } grid[3]; /* ceil(dim / div) * mul; dim M N K or 1 */
+    size_t smem_static, smem_dynamic;
+    unsigned m_multiple, n_multiple, k_multiple;     /* 1: any */
+    unsigned ld_multiple;                            /* lda and ldb */
+    unsigned align;                                  /* bytes, A and B */
+    char layout[3];
+} kgi_geometry;
+
+struct kg_source {
+    char *text;
+    size_t len;
+    char entry[160];
+    /* Optional kernel launched just before `entry` on the same stream with the
+     * same arguments (split-K's beta pass); pre_entry[0] == 0 when none. */
+    char pre_entry[160];
+    kgi_geometry pre_geo;
+    char config[512];       /* canonical */
+    char template_name[64];
+    int template_version;
+    kgi_geometry geo;
+};
+
+kgi_host *kgi_host_new(void);
+void kgi_host_free(kgi_host *h);
+/* Sets the colon-separated template search path (NULL: embedded only). */
+int kgi_host_set_path(kgi_host *h, const char *path);
+/* Loads `tmpl`, parses `config` strictly, checks it against `lim`, renders. */
+kg_status kgi_host_render(kgi_host *h, const char *tmpl, const char *config,
+                          const kgi_limits *lim, kg_source **out, char *err, size_t errlen);
+/* Parses and checks only; writes the canonical configuration text. */
+kg_status kgi_host_check(kgi_host *h, const char *tmpl, const char *config,
+                         const kgi_limits *lim, char *canon, size_t canon_len, char *err, size_t errlen);
+
+/* The Lua state, for modules that read templates' tables (params, resources,
+ * accesses). kgi_host_push_template leaves the template's module table on the
+ * stack; kgi_host_push_config parses and completes a configuration and leaves
+ * its table on the stack (without calling check). Both return KG_OK or set err. */
+struct lua_State *kgi_host_lua(kgi_host *h);
+kg_status kgi_host_push_template(kgi_host *h, const char *tmpl, char *err, size_t errlen);
+kg_status kgi_host_push_config(kgi_host *h, const char *tmpl, const char *config,
+                               char *err, size_t errlen);
+/* Pushes a table describing `lim` (the `limits` argument of check()). */
+void kgi_host_push_limits(kgi_host *h, const kgi_limits *lim);
+/* Calls the function at the top of the stack below nargs arguments with a
+ * traceback handler; on error returns KG_ERR_TEMPLATE with the message. */
+kg_status kgi_host_pcall(kgi_host *h, int nargs, int nresults, char *err, size_t errlen);
+
+/* ------------------------------------------------------------ NVRTC */
+
+typedef struct kgi_nvrtc_result {
+    void *cubin;
+    size_t cubin_size;
+    char *log;              /* compiler log, NUL-terminated (may be empty) */
+    kg_compile_info info;
+} kgi_nvrtc_result;
+
+/* Compiles CUDA source to CUBIN for sm_`arch` with the resource report on.
+ * Thread-safe. On failure returns KG_ERR_COMPILE and err holds the log. */
+kg_status kgi_nvrtc_compile(const char *src, const char *name, int arch,
+                            kgi_nvrtc_result *out, char **err);
+void kgi_nvrtc_result_free(kgi_nvrtc_result *r);
+/* NVRTC's version as major*1000 + minor*10 (e.g. 13000). */
+int kgi_nvrtc_version(void);
+/* The options used for every compile (part of the cache key). */
+const char *kgi_nvrtc_options_text(int arch);
+/* Reads registers, spills, stack and shared memory out of a ptxas report. */
+void kgi_parse_ptxas(const char *log, kg_compile_info *info);
+
+/* ------------------------------------------------------------ context */
+
+struct kgi_driver;   /* runtime/driver.c */
+struct kgi_cache;    /* runtime/cache.c */
+struct kgi_kernels;  /* runtime/launch.c */
+struct kgi_tunedb;   /* autotune/db.c */
+
+struct kg_context {
+    int device;               /* ordinal, or KG_DEVICE_NONE */
+    int arch;                 /* sm number of the target */
+    kgi_limits limits;        /* of the target */
+    char *error;              /* last error text, heap-allocated */
+    kgi_host *host;
+    struct kgi_driver *drv;   /* NULL until a device is opened */
+    struct kgi_cache *cache;
+    struct kgi_kernels *kernels;
+    struct kgi_tunedb *db;
+    int verbose;
+};
+
+/* Sets the context's last error (printf-style) and returns `status`. */
+kg_status kgi_fail(kg_context *ctx, kg_status status, const char *fmt, ...) KGI_PRINTF(3, 4);
+/* Takes ownership of a heap string as the last error. */
+kg_status kgi_fail_owned(kg_context *ctx, kg_status status, char *msg);
+
+/* 64-bit FNV-1a, chained: kgi_hash(data, n, kgi_hash(...)) */
+#define KGI_HASH_SEED 0xcbf29ce484222325ULL
+unsigned long long kgi_hash(const void *data, size_t n, unsigned long long h);
+
+#endif /* KGEN_INTERNAL_H */

@@ -1,0 +1,112 @@
+-- Configuration text <-> configuration table, shared by every template.
+--
+-- A configuration is a flat set of named integer or enum parameters, written
+-- as text "bm=128 bn=128 bk=16". Parsing is strict: unknown names, repeated
+-- names, malformed or out-of-range values are errors that name the parameter.
+-- Rules that tie parameters together live in each template's check().
+--
+-- A parameter declaration (one entry of a template's `params` list):
+--   { name = "bm", type = "int", default = 64, min = 1, max = 512, doc = "..." }
+--   { name = "vec", type = "int", default = 1, values = {1, 2, 4}, doc = "..." }
+--   { name = "layout", type = "enum", default = "nn", values = {"nn", ...}, doc = "..." }
+
+local M = {}
+
+local function find(params, name)
+  for _, p in ipairs(params) do
+    if p.name == name then return p end
+  end
+  return nil
+end
+M.find = find
+
+local function allowed_text(p)
+  if p.values then
+    local t = {}
+    for i, v in ipairs(p.values) do t[i] = tostring(v) end
+    return table.concat(t, ", ")
+  end
+  return string.format("%d..%d", p.min, p.max)
+end
+M.allowed_text = allowed_text
+
+local function contains(list, v)
+  for _, x in ipairs(list) do
+    if x == v then return true end
+  end
+  return false
+end
+
+-- Converts one textual value for parameter p; returns value or nil, message.
+function M.convert(p, text)
+  if text == nil or text == "" then
+    return nil, string.format("%s: missing value (allowed: %s)", p.name, allowed_text(p))
+  end
+  if p.type == "enum" then
+    if not contains(p.values, text) then
+      return nil, string.format("%s: unknown value '%s' (allowed: %s)", p.name, text, allowed_text(p))
+    end
+    return text
+  end
+  if not text:match("^[+-]?%d+$") then
+    return nil, string.format("%s: '%s' is not an integer", p.name, text)
+  end
+  -- More than 9 digits cannot be a sensible tile parameter and could overflow
+  -- the C side's 32-bit integers; reject before converting.
+  local digits = text:gsub("^[+-]?0*", "")
+  local v = math.tointeger(tonumber(text))
+  if #digits > 9 or v == nil then
+    return nil, string.format("%s: '%s' is out of range (allowed: %s)", p.name, text, allowed_text(p))
+  end
+  if p.values then
+    if not contains(p.values, v) then
+      return nil, string.format("%s must be one of %s (got %d)", p.name, allowed_text(p), v)
+    end
+  elseif v < p.min or v > p.max then
+    return nil, string.format("%s must be %d..%d (got %d)", p.name, p.min, p.max, v)
+  end
+  return v
+end
+
+-- Parses "name=value name=value ..." into a table of given values.
+-- Returns cfg, or nil and a message naming the parameter.
+function M.parse_given(params, text)
+  local given = {}
+  for item in text:gmatch("%S+") do
+    local name, value = item:match("^([^=]*)=(.*)$")
+    if not name then
+      return nil, string.format("'%s' is not of the form name=value", item)
+    end
+    local p = find(params, name)
+    if not p then
+      return nil, string.format("unknown parameter '%s'", name)
+    end
+    local v, err = M.convert(p, value)
+    if v == nil then return nil, err end
+    if given[name] ~= nil then
+      return nil, string.format("%s given twice (%s and %s)", name, tostring(given[name]), value)
+    end
+    given[name] = v
+  end
+  return given
+end
+
+-- Fills defaults for every parameter not given.
+function M.complete(params, given)
+  local cfg = {}
+  for _, p in ipairs(params) do
+    if given[p.name] ~= nil then cfg[p.name] = given[p.name] else cfg[p.name] = p.default end
+  end
+  return cfg
+end
+
+-- The canonical text of a configuration: every parameter, in declaration order.
+function M.canonical(params, cfg)
+  local t = {}
+  for _, p in ipairs(params) do
+    t[#t + 1] = p.name .. "=" .. tostring(cfg[p.name])
+  end
+  return table.concat(t, " ")
+end
+
+return M
