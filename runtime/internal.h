@@ -64,6 +64,43 @@ const kgi_limits *kgi_arch_table(void);
 /* Limits of the context's target: the device's when there is one. */
 const kgi_limits *kgi_context_limits(kg_context *ctx);
 
+/* ------------------------------------------------------------ occupancy */
+
+/* runtime/occupancy.c: resident blocks per SM and the resource that binds. */
+typedef struct kgi_occupancy {
+    int threads, regs_per_thread, warps_per_block;
+    int regs_per_warp;             /* after rounding to the allocation unit */
+    int regs_per_block;
+    size_t smem_per_block;         /* with the reservation, rounded */
+    int by_threads, by_blocks, by_regs, by_smem; /* blocks each resource allows */
+    int blocks_per_sm, warps_per_sm, threads_per_sm;
+    double occupancy;              /* resident warps / max warps per SM */
+    const char *limiter;           /* "threads", "blocks", "registers", "shared memory" */
+} kgi_occupancy;
+
+void kgi_occupancy_calc(const kgi_limits *lim, int threads, int regs_per_thread, size_t smem_bytes,
+                        kgi_occupancy *out);
+
+/* ------------------------------------------------------------ verification */
+
+/* runtime/verify.c: the float64 reference everything is checked against. */
+
+/* Uniform values in [-1, 1) from a 64-bit seed (splitmix64); never all zero. */
+void kgi_fill_random(float *x, size_t n, unsigned long long seed);
+/* out[i*n + j] = alpha * sum_k op(A)[i,k] op(B)[k,j] + beta * C_in[i,j], in
+ * float64; c_in may be NULL when beta == 0. Row-major; layout as kg_matmul. */
+void kgi_ref_gemm(const char *layout, int m, int n, int k, double alpha, const float *a, int lda,
+                  const float *b, int ldb, double beta, const float *c_in, int ldc, double *out);
+/* Error of c (ld ldc) against ref: max over elements of |c - ref| divided by
+ * that element's magnitude bound |alpha| sum_k |a||b| + |beta||c_in| (so it
+ * is relative, and meaningful where ref is near 0). NaN or Inf in c where ref
+ * is finite gives +Inf; NaN in ref must be NaN in c (NaN propagates) or +Inf. */
+double kgi_gemm_error(const char *layout, int m, int n, int k, double alpha, const float *a, int lda,
+                      const float *b, int ldb, double beta, const float *c_in, const float *c, int ldc,
+                      const double *ref);
+/* The largest error fp32 accumulation may show over K terms: the pass bound. */
+double kgi_gemm_tolerance(int k);
+
 /* ------------------------------------------------------------ Lua host */
 
 typedef struct kgi_host kgi_host;
