@@ -101,6 +101,49 @@ double kgi_gemm_error(const char *layout, int m, int n, int k, double alpha, con
 /* The largest error fp32 accumulation may show over K terms: the pass bound. */
 double kgi_gemm_tolerance(int k);
 
+/* ------------------------------------------------------------ device helpers */
+
+/* runtime/driver.c: device memory for libkgen's own modules (kgen run, the
+ * tuner, explain, tests). Pointers are CUdeviceptr values. The context's
+ * device must be open (else KG_ERR_NO_DEVICE). */
+kg_status kgi_dev_alloc(kg_context *ctx, size_t bytes, void **dptr);
+void kgi_dev_free(kg_context *ctx, void *dptr);
+kg_status kgi_dev_upload(kg_context *ctx, void *dst, const void *src, size_t bytes);
+kg_status kgi_dev_download(kg_context *ctx, void *dst, const void *src, size_t bytes);
+kg_status kgi_dev_copy(kg_context *ctx, void *dst, const void *src, size_t bytes);
+/* Sets `count` 32-bit words to `value` (0x7fc00000 poisons floats with NaN). */
+kg_status kgi_dev_fill32(kg_context *ctx, void *dst, unsigned value, size_t count);
+kg_status kgi_dev_sync(kg_context *ctx);
+
+/* runtime/verify.c: runs kernel `k` on fresh random A, B and C (from `seed`;
+ * C poisoned with NaN when beta == 0), leading dimensions the minimum plus
+ * `ld_pad`, and compares with kgi_ref_gemm. *error gets kgi_gemm_error.
+ * KG_OK when it is within kgi_gemm_tolerance(k), KG_ERR_WRONG otherwise. */
+kg_status kgi_verify_kernel(kg_context *ctx, const kg_kernel *kern, int m, int n, int k, float alpha,
+                            float beta, int ld_pad, unsigned long long seed, double *error);
+
+/* runtime/timing.c: times launches of `kern` on `g` with CUDA events: warm-up,
+ * then repetitions until the interquartile spread is under 2% of the median
+ * or `max_seconds` pass (at least 10, at most 1000), the L2 flushed between
+ * runs when `flush_l2`, and C restored from `c_init` (a device copy, may be
+ * NULL when beta == 0) before each run. Median, min, max in milliseconds. */
+typedef struct kgi_timing {
+    double median_ms, min_ms, max_ms;
+    double spread;     /* (q3 - q1) / median */
+    int reps;
+} kgi_timing;
+kg_status kgi_time_kernel(kg_context *ctx, const kg_kernel *kern, const kg_gemm *g, const float *c_init,
+                          int flush_l2, double max_seconds, kgi_timing *out);
+
+/* ------------------------------------------------------------ tuning database */
+
+/* autotune/db.c: kg_matmul's lookup of the best tuned entry for the context's
+ * device: exact shape, then the nearest shape bucket. KG_OK with the
+ * template, configuration and a sentence saying which entry and why;
+ * KG_ERR_DB with `why` saying there is none (no database, no entry). */
+kg_status kgi_tunedb_lookup(kg_context *ctx, const char *layout, int m, int n, int k, char *tmpl,
+                            size_t tmpl_len, char *config, size_t config_len, char *why, size_t why_len);
+
 /* ------------------------------------------------------------ Lua host */
 
 typedef struct kgi_host kgi_host;
