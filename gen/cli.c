@@ -107,17 +107,22 @@ static int has_param(lua_State *L, const char *name)
     return 0;
 }
 
+/* A parameter's value is one token: no blanks, no '=' (it is pasted into
+ * configuration text). */
 static int value_ok(const char *opt, const char *v)
 {
-    if (!v) {
-        fprintf(stderr, "kgen: %s needs a value\n", opt);
-        return 0;
-    }
     if (!v[0] || strpbrk(v, " \t\n=")) {
         fprintf(stderr, "kgen: %s: bad value '%s'\n", opt, v);
         return 0;
     }
     return 1;
+}
+
+/* "-x", "--name": an option, so not the value of the one before it; "-4"
+ * (a negative number) and "-" (standard output) are values. */
+static int is_option(const char *a)
+{
+    return a[0] == '-' && a[1] && !(a[1] >= '0' && a[1] <= '9');
 }
 
 int kgc_parse(kg_context *ctx, int argc, char **argv, const kgc_opt *own, int max_positional, kgc_args *out)
@@ -150,7 +155,7 @@ int kgc_parse(kg_context *ctx, int argc, char **argv, const kgc_opt *own, int ma
         }
 #define TAKE(dst)                                                                                  \
     do {                                                                                           \
-        const char *v_ = inl ? inl : (i + 1 < argc ? argv[++i] : NULL);                           \
+        const char *v_ = inl ? inl : (i + 1 < argc && !is_option(argv[i + 1]) ? argv[++i] : NULL); \
         if (!v_) {                                                                                 \
             fprintf(stderr, "kgen: %s needs a value\n", name);                                     \
             return KGC_USAGE;                                                                      \
@@ -288,9 +293,10 @@ int kgc_parse(kg_context *ctx, int argc, char **argv, const kgc_opt *own, int ma
             rc = KGC_USAGE;
             goto done;
         }
-        char from[96];
+        char opt[80], from[96];
+        snprintf(opt, sizeof opt, "--%s", nbuf);
         snprintf(from, sizeof from, "--%s %s", nbuf, pval[i]);
-        if (!value_ok(from, pval[i]) || add_item(&it, nbuf, strlen(nbuf), pval[i], strlen(pval[i]), from) != 0) {
+        if (!value_ok(opt, pval[i]) || add_item(&it, nbuf, strlen(nbuf), pval[i], strlen(pval[i]), from) != 0) {
             rc = KGC_USAGE;
             goto done;
         }

@@ -22,7 +22,8 @@
 
 struct kgi_host {
     lua_State *L;
-    char *path; /* colon-separated directories, or NULL */
+    char *path;     /* colon-separated directories, or NULL */
+    int traceback;  /* append a Lua traceback to template errors */
 };
 
 static const char LOADED_KEY[] = "kgen.loaded";
@@ -173,6 +174,8 @@ kgi_host *kgi_host_new(void)
     lua_setfield(L, LUA_REGISTRYINDEX, LOADED_KEY);
     lua_pushlightuserdata(L, h);
     lua_setfield(L, LUA_REGISTRYINDEX, HOST_KEY);
+    const char *v = getenv("KGEN_VERBOSE");
+    h->traceback = v && v[0] && strcmp(v, "0") != 0;
     return h;
 }
 
@@ -200,12 +203,17 @@ int kgi_host_set_path(kgi_host *h, const char *path)
 
 lua_State *kgi_host_lua(kgi_host *h) { return h->L; }
 
+/* Message handler: the error as `file:line: message`, and with
+ * KGEN_VERBOSE=1 the Lua traceback under it. */
 static int traceback(lua_State *L)
 {
     const char *msg = lua_tostring(L, 1);
     if (!msg)
         msg = luaL_tolstring(L, 1, NULL);
-    luaL_traceback(L, L, msg, 1);
+    if (host_of(L)->traceback)
+        luaL_traceback(L, L, msg, 1);
+    else
+        lua_pushstring(L, msg);
     return 1;
 }
 
