@@ -163,7 +163,7 @@ kgi_host *kgi_host_new(void)
         lua_pop(L, 1);
     }
     /* No file access from templates. */
-    static const char *const removed[] = {"dofile", "loadfile", "collectgarbage", NULL};
+    static const char *const removed[] = {"dofile", "loadfile", "collectgarbage", "print", NULL};
     for (const char *const *r = removed; *r; r++) {
         lua_pushnil(L);
         lua_setglobal(L, *r);
