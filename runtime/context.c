@@ -4,7 +4,8 @@
  * A context owns everything a caller's kernels need: the Lua host, the
  * target's limits, the driver (when a device is open), the kernel caches
  * and the tuning database. No state is process-wide except the driver
- * library's handle (driver.c), which is reference counted.
+ * library's handle (driver.c): libcuda.so.1 is opened once per process and
+ * never closed, because unloading the driver after cuInit is unsafe.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -80,6 +80,9 @@ typedef struct kgi_occupancy {
 
 void kgi_occupancy_calc(const kgi_limits *lim, int threads, int regs_per_thread, size_t smem_bytes,
                         kgi_occupancy *out);
+/* The most registers per thread that still let registers hold as many
+ * blocks as threads, blocks and shared memory allow (0: none fits). */
+int kgi_occupancy_max_regs(const kgi_limits *lim, int threads, size_t smem_bytes);
 
 /* ------------------------------------------------------------ verification */
 
@@ -100,6 +103,12 @@ double kgi_gemm_error(const char *layout, int m, int n, int k, double alpha, con
                       const double *ref);
 /* The largest error fp32 accumulation may show over K terms: the pass bound. */
 double kgi_gemm_tolerance(int k);
+/* kgi_gemm_error in two steps, for checking many kernels against one
+ * reference: the magnitude bound of every element (M x N, row-major), then
+ * the error of one result against ref and that bound. */
+kg_status kgi_gemm_magnitude(const char *layout, int m, int n, int k, double alpha, const float *a, int lda,
+                             const float *b, int ldb, double beta, const float *c_in, int ldc, double *mag);
+double kgi_gemm_error_mag(int m, int n, const float *c, int ldc, const double *ref, const double *mag);
 
 /* ------------------------------------------------------------ device helpers */
 
@@ -114,6 +123,8 @@ kg_status kgi_dev_copy(kg_context *ctx, void *dst, const void *src, size_t bytes
 /* Sets `count` 32-bit words to `value` (0x7fc00000 poisons floats with NaN). */
 kg_status kgi_dev_fill32(kg_context *ctx, void *dst, unsigned value, size_t count);
 kg_status kgi_dev_sync(kg_context *ctx);
+/* The driver's CUDA version (e.g. 13000), loading the driver if need be. */
+kg_status kgi_driver_version(kg_context *ctx, int *version);
 
 /* runtime/verify.c: runs kernel `k` on fresh random A, B and C (from `seed`;
  * C poisoned with NaN when beta == 0), leading dimensions the minimum plus
@@ -134,6 +145,16 @@ typedef struct kgi_timing {
 } kgi_timing;
 kg_status kgi_time_kernel(kg_context *ctx, const kg_kernel *kern, const kg_gemm *g, const float *c_init,
                           int flush_l2, double max_seconds, kgi_timing *out);
+/* The same with the repetition bounds chosen by the caller (min_reps ==
+ * max_reps: exactly that many). */
+kg_status kgi_time_kernel_reps(kg_context *ctx, const kg_kernel *kern, const kg_gemm *g, const float *c_init,
+                               int flush_l2, int min_reps, int max_reps, double max_seconds, kgi_timing *out);
+
+/* ------------------------------------------------------------ caches */
+
+/* runtime/cache.c: the disk cache's directory, or NULL when it is off;
+ * *why says why it is off or, when on, the last problem writing to it ("" when none). */
+const char *kgi_cache_dir(kg_context *ctx, const char **why);
 
 /* ------------------------------------------------------------ tuning database */
 
@@ -172,6 +193,12 @@ struct kg_source {
     int template_version;
     kgi_geometry geo;
 };
+
+/* runtime/launch.c: whether a kernel of geometry `geo` may run on `g`
+ * (sizes, pointers, leading dimensions, the multiples and vector alignment
+ * of `requires`, the grid's limits); 0 with the broken precondition named
+ * in `why` otherwise. What kg_kernel_launch checks; needs no GPU. */
+int kgi_geometry_admits(const kgi_geometry *geo, const kg_gemm *g, char *why, size_t why_len);
 
 kgi_host *kgi_host_new(void);
 void kgi_host_free(kgi_host *h);

@@ -68,14 +68,20 @@ typedef struct kg_context kg_context;
  * Environment: KGEN_TEMPLATE_PATH (colon-separated directories searched
  * before the embedded templates), KGEN_CACHE_DIR / XDG_CACHE_HOME (disk
  * cache), KGEN_CACHE=0 (no disk cache), KGEN_DB (tuning database),
- * KGEN_VERBOSE=1 (kg_matmul's choices are kept in kg_matmul_explain).
+ * KGEN_VERBOSE=1 (kg_matmul's choices are kept in kg_matmul_explain; template
+ * errors carry a Lua traceback), KGEN_CUDA_DRIVER (a driver library to open
+ * instead of libcuda.so.1).
+ *
+ * Threads: a context is used by one thread at a time; open one context per
+ * thread (they share the device's primary context and the disk cache).
  */
 kg_status kg_context_open(kg_context **ctx, int device);
 void kg_context_close(kg_context *ctx);
 const char *kg_last_error(const kg_context *ctx);
 
 /* Directories (colon-separated) searched for templates before the embedded
- * ones; overrides KGEN_TEMPLATE_PATH. NULL restores the default. */
+ * ones; overrides KGEN_TEMPLATE_PATH. NULL restores the default. Kernels the
+ * context returned before are released (they may come from the old path). */
 kg_status kg_set_template_path(kg_context *ctx, const char *path);
 
 /* The target architecture, e.g. 90 for sm_90. On a device context it is the

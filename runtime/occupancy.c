@@ -65,3 +65,28 @@ void kgi_occupancy_calc(const kgi_limits *lim, int threads, int regs, size_t sme
     o->threads_per_sm = o->blocks_per_sm * threads;
     o->occupancy = lim->max_warps_per_sm > 0 ? (double)o->warps_per_sm / lim->max_warps_per_sm : 0.0;
 }
+
+/*
+ * The seeds' question turned around: how many registers a thread may use
+ * before registers, rather than threads, blocks or shared memory, cut the
+ * number of resident blocks. With the seeds' SM (16,384 registers, 1,536
+ * threads, allocation unit 1) and 512-thread blocks that is 10: three blocks
+ * need 3 x 512 x 10 = 15,360 registers, and 11 would need 16,896.
+ * Returns 0 when the block cannot be resident at all.
+ */
+int kgi_occupancy_max_regs(const kgi_limits *lim, int threads, size_t smem_bytes)
+{
+    kgi_occupancy o;
+    kgi_occupancy_calc(lim, threads, 0, smem_bytes, &o);
+    int want = o.by_threads < o.by_blocks ? o.by_threads : o.by_blocks;
+    if (o.by_smem < want)
+        want = o.by_smem;
+    if (want <= 0)
+        return 0;
+    for (int r = lim->max_regs_per_thread; r >= 1; r--) {
+        kgi_occupancy_calc(lim, threads, r, smem_bytes, &o);
+        if (o.by_regs >= want)
+            return r;
+    }
+    return 0;
+}

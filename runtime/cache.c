@@ -1,0 +1,474 @@
+/*
+ * cache.c -- compiled kernels in memory (per context) and on disk.
+ *
+ * The key of a kernel is a hash of everything its CUBIN depends on: the
+ * source text, the NVRTC options, NVRTC's version, the target architecture
+ * and this file's format version. On disk each key is one file,
+ * DIR/<16 hex digits of the key>.cubin:
+ *
+ *   offset  size  field
+ *        0     8  magic "KGENCUBN"
+ *        8     4  format version                 (little-endian, as all)
+ *       12     4  header size (128)
+ *       16     8  key
+ *       24     8  hash of the source with another seed (a second key check)
+ *       32     8  payload (CUBIN) size
+ *       40     8  FNV-1a of the payload
+ *       48    16  registers, spill stores, spill loads, stack bytes (int32)
+ *       64     8  static shared memory bytes
+ *       72     8  NVRTC version, architecture (uint32 each)
+ *       80    16  arch text ("sm_90")
+ *       96     8  compile time in ms (IEEE double)
+ *      104    16  zero
+ *      120     8  FNV-1a of bytes 0..119
+ *      128     -  payload
+ *
+ * A file is written to a temporary name in the same directory and renamed
+ * into place, so readers and concurrent writers of the same key never see a
+ * partial file: the last rename wins and every writer wrote the same bytes.
+ * A file that fails any check (magic, version, sizes, either checksum, key)
+ * is deleted and treated as a miss, so it is rebuilt.
+ *
+ * The directory: $KGEN_CACHE_DIR, else $XDG_CACHE_HOME/kgen, else
+ * $HOME/.cache/kgen; KGEN_CACHE=0 turns the disk cache off. It is created
+ * on the first write with mode 0700 (parents too). A directory that is not
+ * the user's, or that others may write to, is not used: a CUBIN is code that
+ * will run, and must come from no one else. Trouble with the disk cache
+ * never fails a compile; kgi_cache_dir says what went wrong.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "runtime.h"
+
+#define HDR_SIZE 128
+static const char MAGIC[8] = {'K', 'G', 'E', 'N', 'C', 'U', 'B', 'N'};
+
+typedef struct entry {
+    void *cubin;
+    size_t size;
+    kg_compile_info info;
+} entry;
+
+struct kgi_cache {
+    kgi_map mem;             /* key -> entry */
+    char *dir;               /* NULL: disk cache off */
+    int dir_ready;           /* the directory exists and is trusted */
+    char why[512];           /* why the disk cache is off, or the last write problem */
+};
+
+/* ------------------------------------------------------------ hash map */
+
+static unsigned long long nz(unsigned long long key) { return key ? key : 1; }
+
+void *kgi_map_get(const kgi_map *m, unsigned long long key)
+{
+    if (!m->cap)
+        return NULL;
+    key = nz(key);
+    for (size_t i = (size_t)key & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+        if (m->keys[i] == key)
+            return m->vals[i];
+        if (!m->keys[i])
+            return NULL;
+    }
+}
+
+int kgi_map_put(kgi_map *m, unsigned long long key, void *val)
+{
+    key = nz(key);
+    if ((m->count + 1) * 2 > m->cap) {
+        /* grow to keep the load under a half, rehashing every key */
+        size_t cap = m->cap ? m->cap * 2 : 16;
+        unsigned long long *keys = calloc(cap, sizeof *keys);
+        void **vals = calloc(cap, sizeof *vals);
+        if (!keys || !vals) {
+            free(keys);
+            free(vals);
+            return -1;
+        }
+        for (size_t j = 0; j < m->cap; j++) {
+            if (!m->keys[j])
+                continue;
+            size_t i = (size_t)m->keys[j] & (cap - 1);
+            while (keys[i])
+                i = (i + 1) & (cap - 1);
+            keys[i] = m->keys[j];
+            vals[i] = m->vals[j];
+        }
+        free(m->keys);
+        free(m->vals);
+        m->keys = keys;
+        m->vals = vals;
+        m->cap = cap;
+    }
+    size_t i = (size_t)key & (m->cap - 1);
+    while (m->keys[i] && m->keys[i] != key)
+        i = (i + 1) & (m->cap - 1);
+    if (!m->keys[i])
+        m->count++;
+    m->keys[i] = key;
+    m->vals[i] = val;
+    return 0;
+}
+
+void kgi_map_free(kgi_map *m)
+{
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+/* ------------------------------------------------------------ keys */
+
+unsigned long long kgi_cache_key(const kg_source *src, int arch)
+{
+    const char *opts = kgi_nvrtc_options_text(arch);
+    int fields[3] = {KGI_CACHE_FORMAT, kgi_nvrtc_version(), arch};
+    unsigned long long h = kgi_hash(fields, sizeof fields, KGI_HASH_SEED);
+    h = kgi_hash(opts, strlen(opts) + 1, h);
+    return kgi_hash(src->text, src->len, h);
+}
+
+static unsigned long long source_check(const kg_source *src)
+{
+    return kgi_hash(src->text, src->len, 0x84222325cbf29ce4ULL);
+}
+
+/* ------------------------------------------------------------ open, close */
+
+kg_status kgi_cache_open(kg_context *ctx)
+{
+    struct kgi_cache *c = calloc(1, sizeof *c);
+    if (!c)
+        return kgi_fail(ctx, KG_ERR_NOMEM, "out of memory");
+    ctx->cache = c;
+    const char *off = getenv("KGEN_CACHE");
+    if (off && strcmp(off, "0") == 0) {
+        snprintf(c->why, sizeof c->why, "off (KGEN_CACHE=0)");
+        return KG_OK;
+    }
+    const char *dir = getenv("KGEN_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    const char *suffix = "";
+    if (!dir || !dir[0]) {
+        if (xdg && xdg[0] == '/') {
+            dir = xdg;
+            suffix = "/kgen";
+        } else if (home && home[0]) {
+            dir = home;
+            suffix = "/.cache/kgen";
+        } else {
+            snprintf(c->why, sizeof c->why, "off (no KGEN_CACHE_DIR, XDG_CACHE_HOME or HOME)");
+            return KG_OK;
+        }
+    }
+    size_t n = strlen(dir) + strlen(suffix) + 1;
+    if (!(c->dir = malloc(n)))
+        return kgi_fail(ctx, KG_ERR_NOMEM, "out of memory");
+    snprintf(c->dir, n, "%s%s", dir, suffix);
+    return KG_OK;
+}
+
+void kgi_cache_close(kg_context *ctx)
+{
+    struct kgi_cache *c = ctx->cache;
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->mem.cap; i++) {
+        entry *e = c->mem.vals[i];
+        if (c->mem.keys[i] && e) {
+            free(e->cubin);
+            free(e);
+        }
+    }
+    kgi_map_free(&c->mem);
+    free(c->dir);
+    free(c);
+    ctx->cache = NULL;
+}
+
+const char *kgi_cache_dir(kg_context *ctx, const char **why)
+{
+    struct kgi_cache *c = ctx->cache;
+    if (why)
+        *why = c ? c->why : "";
+    return c ? c->dir : NULL;
+}
+
+/* ------------------------------------------------------------ the directory */
+
+/* Whether an existing directory may hold code we will run: ours, and not
+ * writable by group or others. Sets c->why when not. */
+static int dir_trusted(struct kgi_cache *c)
+{
+    struct stat sb;
+    if (stat(c->dir, &sb) != 0) {
+        snprintf(c->why, sizeof c->why, "cannot use %s: %s", c->dir, strerror(errno));
+        return 0;
+    }
+    if (!S_ISDIR(sb.st_mode)) {
+        snprintf(c->why, sizeof c->why, "off: %s is not a directory", c->dir);
+        return 0;
+    }
+    if (sb.st_uid != geteuid() || (sb.st_mode & (S_IWGRP | S_IWOTH))) {
+        snprintf(c->why, sizeof c->why, "off: %s is %s; a kernel cache must be private to the user",
+                 c->dir, sb.st_uid != geteuid() ? "owned by another user" : "writable by other users");
+        return 0;
+    }
+    return 1;
+}
+
+/* Creates the directory and its parents with mode 0700. */
+static int make_dirs(struct kgi_cache *c)
+{
+    char *p = strdup(c->dir);
+    if (!p)
+        return 0;
+    for (char *s = p + 1;; s++) {
+        if (*s != '/' && *s)
+            continue;
+        char saved = *s;
+        *s = '\0';
+        if (mkdir(p, 0700) != 0 && errno != EEXIST) {
+            snprintf(c->why, sizeof c->why, "cannot create %s: %s", p, strerror(errno));
+            free(p);
+            return 0;
+        }
+        *s = saved;
+        if (!saved)
+            break;
+    }
+    free(p);
+    return 1;
+}
+
+/* ------------------------------------------------------------ entries */
+
+static void put32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+static void put64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+static uint32_t get32(const unsigned char *p)
+{
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+static uint64_t get64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static void entry_path(const struct kgi_cache *c, unsigned long long key, char *path, size_t len)
+{
+    snprintf(path, len, "%s/%016llx.cubin", c->dir, key);
+}
+
+static void encode_header(unsigned char *h, unsigned long long key, unsigned long long check,
+                          const void *cubin, size_t size, const kg_compile_info *info, int arch)
+{
+    memset(h, 0, HDR_SIZE);
+    memcpy(h, MAGIC, 8);
+    put32(h + 8, KGI_CACHE_FORMAT);
+    put32(h + 12, HDR_SIZE);
+    put64(h + 16, key);
+    put64(h + 24, check);
+    put64(h + 32, size);
+    put64(h + 40, kgi_hash(cubin, size, KGI_HASH_SEED));
+    put32(h + 48, (uint32_t)info->registers);
+    put32(h + 52, (uint32_t)info->spill_stores);
+    put32(h + 56, (uint32_t)info->spill_loads);
+    put32(h + 60, (uint32_t)info->stack_bytes);
+    put64(h + 64, info->smem_static);
+    put32(h + 72, (uint32_t)kgi_nvrtc_version());
+    put32(h + 76, (uint32_t)arch);
+    memcpy(h + 80, info->arch, sizeof info->arch < 16 ? sizeof info->arch : 16);
+    h[95] = '\0';
+    uint64_t ms;
+    memcpy(&ms, &info->compile_ms, sizeof ms);
+    put64(h + 96, ms);
+    put64(h + 120, kgi_hash(h, 120, KGI_HASH_SEED));
+}
+
+/* Reads and checks the entry for `key`; 1 on a hit (e filled), 0 on a miss.
+ * A damaged file is deleted. */
+static int disk_load(struct kgi_cache *c, unsigned long long key, unsigned long long check, entry *e)
+{
+    char path[4096];
+    entry_path(c, key, path, sizeof path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return 0;
+    struct stat sb;
+    unsigned char *buf = NULL;
+    int ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size >= HDR_SIZE &&
+             sb.st_size < (1 << 30) && (buf = malloc((size_t)sb.st_size));
+    size_t got = 0;
+    while (ok && got < (size_t)sb.st_size) {
+        ssize_t r = read(fd, buf + got, (size_t)sb.st_size - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            ok = 0;
+        else
+            got += (size_t)r;
+    }
+    close(fd);
+    if (ok) {
+        const unsigned char *h = buf;
+        uint64_t size = get64(h + 32);
+        ok = memcmp(h, MAGIC, 8) == 0 && get32(h + 8) == KGI_CACHE_FORMAT && get32(h + 12) == HDR_SIZE &&
+             get64(h + 120) == kgi_hash(h, 120, KGI_HASH_SEED) && get64(h + 16) == key &&
+             get64(h + 24) == check && size == (uint64_t)sb.st_size - HDR_SIZE && size > 0 &&
+             get64(h + 40) == kgi_hash(h + HDR_SIZE, (size_t)size, KGI_HASH_SEED);
+    }
+    if (!ok) {
+        if (buf) /* damaged (not merely unreadable): remove it so it is rebuilt */
+            unlink(path);
+        free(buf);
+        return 0;
+    }
+    const unsigned char *h = buf;
+    memset(e, 0, sizeof *e);
+    e->size = (size_t)get64(h + 32);
+    e->info.registers = (int)get32(h + 48);
+    e->info.spill_stores = (int)get32(h + 52);
+    e->info.spill_loads = (int)get32(h + 56);
+    e->info.stack_bytes = (int)get32(h + 60);
+    e->info.smem_static = (size_t)get64(h + 64);
+    memcpy(e->info.arch, h + 80, sizeof e->info.arch < 16 ? sizeof e->info.arch : 16);
+    e->info.arch[sizeof e->info.arch - 1] = '\0';
+    e->info.cubin_size = e->size;
+    /* the payload moves to the front: the entry owns one allocation */
+    memmove(buf, buf + HDR_SIZE, e->size);
+    e->cubin = buf;
+    return 1;
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len > 0) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return 0;
+        p += w;
+        len -= (size_t)w;
+    }
+    return 1;
+}
+
+/* Writes the entry through a temporary file and rename(); a failure is
+ * noted in c->why and otherwise ignored. */
+static void disk_store(struct kgi_cache *c, unsigned long long key, unsigned long long check, const entry *e,
+                       int arch)
+{
+    char path[4096], tmp[4096 + 16];
+    entry_path(c, key, path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        snprintf(c->why, sizeof c->why, "cannot write to %s: %s", c->dir, strerror(errno));
+        return;
+    }
+    unsigned char h[HDR_SIZE];
+    encode_header(h, key, check, e->cubin, e->size, &e->info, arch);
+    int ok = write_all(fd, h, sizeof h) && write_all(fd, e->cubin, e->size);
+    int err = errno;
+    if (close(fd) != 0 && ok)
+        ok = 0, err = errno;
+    if (ok && rename(tmp, path) != 0)
+        ok = 0, err = errno;
+    if (!ok) {
+        snprintf(c->why, sizeof c->why, "cannot write %.400s: %s", path, strerror(err));
+        unlink(tmp);
+    }
+}
+
+/* Prepares the directory the first time it is needed (create: for a write). */
+static int dir_ready(struct kgi_cache *c, int create)
+{
+    if (!c->dir)
+        return 0;
+    if (c->dir_ready)
+        return 1;
+    struct stat sb;
+    if (stat(c->dir, &sb) != 0) {
+        if (!create || !make_dirs(c))
+            return 0;
+    }
+    if (!dir_trusted(c)) {
+        free(c->dir);
+        c->dir = NULL;
+        return 0;
+    }
+    return c->dir_ready = 1;
+}
+
+kg_status kgi_cache_compile(kg_context *ctx, const kg_source *src, int arch, const void **cubin, size_t *size,
+                            kg_compile_info *info)
+{
+    struct kgi_cache *c = ctx->cache;
+    unsigned long long key = kgi_cache_key(src, arch);
+    entry *e = kgi_map_get(&c->mem, key);
+    int from = 1;
+    if (!e) {
+        if (!(e = calloc(1, sizeof *e)))
+            return kgi_fail(ctx, KG_ERR_NOMEM, "out of memory");
+        unsigned long long check = source_check(src);
+        from = 2;
+        if (!dir_ready(c, 0) || !disk_load(c, key, check, e)) {
+            from = 0;
+            kgi_nvrtc_result r;
+            char *err = NULL;
+            char name[96];
+            snprintf(name, sizeof name, "%s.cu", src->template_name[0] ? src->template_name : "kernel");
+            kg_status st = kgi_nvrtc_compile(src->text, name, arch, &r, &err);
+            if (st != KG_OK) {
+                free(e);
+                if (!err)
+                    return kgi_fail(ctx, st, "NVRTC: %s", kg_strerror(st));
+                return kgi_fail_owned(ctx, st, err);
+            }
+            e->cubin = r.cubin;
+            e->size = r.cubin_size;
+            e->info = r.info;
+            r.cubin = NULL;
+            kgi_nvrtc_result_free(&r);
+            if (dir_ready(c, 1))
+                disk_store(c, key, check, e, arch);
+        }
+        e->info.smem_dynamic = src->geo.smem_dynamic;
+        if (kgi_map_put(&c->mem, key, e) != 0) {
+            free(e->cubin);
+            free(e);
+            return kgi_fail(ctx, KG_ERR_NOMEM, "out of memory");
+        }
+    }
+    *cubin = e->cubin;
+    *size = e->size;
+    *info = e->info;
+    info->cache = from;
+    if (from)
+        info->compile_ms = 0;
+    return KG_OK;
+}

@@ -1,0 +1,371 @@
+/*
+ * launch.c -- kernels on a device and their launch.
+ *
+ * A kernel is rendered, compiled through the caches (cache.c), loaded with
+ * cuModuleLoadData and kept by the context until it closes: looked up by
+ * the text it was asked for, then by its source's cache key, so two
+ * spellings of one configuration share a module. A launch checks the
+ * arguments against the template's `requires` (kgi_geometry): a kernel
+ * built without bound checks refuses a shape that is not a multiple of its
+ * tile, a vector-load kernel refuses unaligned leading dimensions or
+ * pointers, each with a message that names the broken precondition. A
+ * template's optional `pre` kernel runs just before the main one, on the
+ * same stream with the same arguments.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache.h"
+#include "kernel.h"
+#include "runtime.h"
+
+typedef struct alias {       /* kg_kernel_get's (template, config) -> kernel */
+    char *tmpl, *config;
+    kg_kernel *kern;
+} alias;
+
+struct kgi_kernels *kgi_kernels_of(kg_context *ctx)
+{
+    if (!ctx->kernels)
+        ctx->kernels = calloc(1, sizeof *ctx->kernels);
+    return ctx->kernels;
+}
+
+void kgi_kernels_free(kg_context *ctx)
+{
+    struct kgi_kernels *ks = ctx->kernels;
+    if (!ks)
+        return;
+    int current = ctx->drv && kgi_drv_enter(ctx) == KG_OK;
+    for (size_t i = 0; i < ks->n; i++) {
+        if (current)
+            ctx->drv->cu->ModuleUnload(ks->list[i]->module);
+        free(ks->list[i]);
+    }
+    if (current)
+        kgi_drv_leave(ctx);
+    for (size_t i = 0; i < ks->by_text.cap; i++) {
+        alias *a = ks->by_text.vals[i];
+        if (ks->by_text.keys[i] && a) {
+            free(a->tmpl);
+            free(a->config);
+            free(a);
+        }
+    }
+    kgi_choices_free(&ks->choices);
+    kgi_map_free(&ks->by_src);
+    kgi_map_free(&ks->by_text);
+    kgi_map_free(&ks->choices);
+    free(ks->list);
+    free(ks);
+    ctx->kernels = NULL;
+}
+
+/* ------------------------------------------------------------ preconditions */
+
+int kgi_grid_of(const kgi_geometry *geo, const kg_gemm *g, unsigned grid[3], char *why, size_t len)
+{
+    static const unsigned long long max[3] = {2147483647ULL, 65535ULL, 65535ULL};
+    for (int i = 0; i < 3; i++) {
+        unsigned long long v = 1;
+        switch (geo->grid[i].dim) {
+        case 'M': v = (unsigned long long)g->m; break;
+        case 'N': v = (unsigned long long)g->n; break;
+        case 'K': v = (unsigned long long)g->k; break;
+        default: break;
+        }
+        v = (v + geo->grid[i].div - 1) / geo->grid[i].div * geo->grid[i].mul;
+        if (v < 1 || v > max[i]) {
+            snprintf(why, len, "M=%d N=%d K=%d needs a grid of %llu blocks along %c; the limit is %llu", g->m,
+                     g->n, g->k, v, "xyz"[i], max[i]);
+            return 0;
+        }
+        grid[i] = (unsigned)v;
+    }
+    return 1;
+}
+
+int kgi_multiples_ok(const kgi_geometry *geo, const kg_gemm *g, char *why, size_t len)
+{
+    const struct { const char *name; int v; unsigned mult; } d[] = {
+        {"M", g->m, geo->m_multiple}, {"N", g->n, geo->n_multiple}, {"K", g->k, geo->k_multiple}};
+    for (int i = 0; i < 3; i++) {
+        if (d[i].mult > 1 && (unsigned)d[i].v % d[i].mult != 0) {
+            snprintf(why, len, "%s=%d is not a multiple of %u, which this kernel needs (no bound checks; bounds=1 takes any shape)",
+                     d[i].name, d[i].v, d[i].mult);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int kgi_vectors_ok(const kgi_geometry *geo, const kg_gemm *g, char *why, size_t len)
+{
+    if (geo->ld_multiple > 1) {
+        if ((unsigned)g->lda % geo->ld_multiple || (unsigned)g->ldb % geo->ld_multiple) {
+            snprintf(why, len, "%s=%d is not a multiple of %u, which this kernel's vector loads need",
+                     (unsigned)g->lda % geo->ld_multiple ? "lda" : "ldb",
+                     (unsigned)g->lda % geo->ld_multiple ? g->lda : g->ldb, geo->ld_multiple);
+            return 0;
+        }
+    }
+    if (geo->align > 4) {
+        if ((uintptr_t)g->a % geo->align || (uintptr_t)g->b % geo->align) {
+            snprintf(why, len, "%s is not %u-byte aligned, which this kernel's vector loads need",
+                     (uintptr_t)g->a % geo->align ? "A" : "B", geo->align);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int kgi_basics_ok(const kgi_geometry *geo, const kg_gemm *g, char *why, size_t len)
+{
+    if (g->m < 1 || g->n < 1 || g->k < 1) {
+        snprintf(why, len, "M, N and K must be at least 1 (got M=%d N=%d K=%d)", g->m, g->n, g->k);
+        return 0;
+    }
+    if (!g->a || !g->b || !g->c) {
+        snprintf(why, len, "%s is a NULL pointer", !g->a ? "A" : !g->b ? "B" : "C");
+        return 0;
+    }
+    int at = geo->layout[0] == 't', bt = geo->layout[1] == 't';
+    const struct { const char *name; int ld, min; const char *what; } ld[] = {
+        {"lda", g->lda, at ? g->m : g->k, at ? "M (A is stored K x M)" : "K (A is stored M x K)"},
+        {"ldb", g->ldb, bt ? g->k : g->n, bt ? "K (B is stored N x K)" : "N (B is stored K x N)"},
+        {"ldc", g->ldc, g->n, "N"}};
+    for (int i = 0; i < 3; i++) {
+        if (ld[i].ld < ld[i].min) {
+            snprintf(why, len, "%s=%d is less than %s=%d", ld[i].name, ld[i].ld, ld[i].what, ld[i].min);
+            return 0;
+        }
+    }
+    if ((uintptr_t)g->a % 4 || (uintptr_t)g->b % 4 || (uintptr_t)g->c % 4) {
+        snprintf(why, len, "%s is not aligned to a float (4 bytes)",
+                 (uintptr_t)g->a % 4 ? "A" : (uintptr_t)g->b % 4 ? "B" : "C");
+        return 0;
+    }
+    return 1;
+}
+
+int kgi_geometry_admits(const kgi_geometry *geo, const kg_gemm *g, char *why, size_t why_len)
+{
+    unsigned grid[3];
+    return kgi_basics_ok(geo, g, why, why_len) && kgi_multiples_ok(geo, g, why, why_len) &&
+           kgi_vectors_ok(geo, g, why, why_len) && kgi_grid_of(geo, g, grid, why, why_len);
+}
+
+/* ------------------------------------------------------------ loading */
+
+/* Reads what the driver says of a loaded function and raises its dynamic
+ * shared-memory limit when it needs more than the default 48 KB. */
+static kg_status prepare_function(kg_context *ctx, CUfunction fn, const kgi_geometry *geo, const char *entry,
+                                  int *regs, int *local, int *smem_static, int *blocks)
+{
+    const kgi_cu *cu = ctx->drv->cu;
+    CUresult rc;
+    int maxthreads = 0;
+    if ((rc = cu->FuncGetAttribute(regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn)) != CUDA_SUCCESS ||
+        (rc = cu->FuncGetAttribute(local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn)) != CUDA_SUCCESS ||
+        (rc = cu->FuncGetAttribute(smem_static, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn)) != CUDA_SUCCESS ||
+        (rc = cu->FuncGetAttribute(&maxthreads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn)) != CUDA_SUCCESS)
+        return kgi_cu_fail(ctx, cu, "cuFuncGetAttribute", rc);
+    int threads = (int)(geo->block[0] * geo->block[1] * geo->block[2]);
+    if (threads > maxthreads)
+        return kgi_fail(ctx, KG_ERR_RESOURCES, "%s: %d threads per block; with %d registers per thread the device allows %d",
+                        entry, threads, *regs, maxthreads);
+    size_t total = (size_t)*smem_static + geo->smem_dynamic;
+    if (total > ctx->limits.smem_per_block_optin)
+        return kgi_fail(ctx, KG_ERR_RESOURCES, "%s: %zu bytes of shared memory per block; the device allows %zu",
+                        entry, total, ctx->limits.smem_per_block_optin);
+    if (geo->smem_dynamic > ctx->limits.smem_per_block - (size_t)*smem_static &&
+        (rc = cu->FuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)geo->smem_dynamic)) !=
+            CUDA_SUCCESS)
+        return kgi_cu_fail(ctx, cu, "cuFuncSetAttribute (MAX_DYNAMIC_SHARED_SIZE_BYTES)", rc);
+    if ((rc = cu->OccupancyMaxActiveBlocksPerMultiprocessor(blocks, fn, threads, geo->smem_dynamic)) != CUDA_SUCCESS)
+        return kgi_cu_fail(ctx, cu, "cuOccupancyMaxActiveBlocksPerMultiprocessor", rc);
+    if (*blocks < 1)
+        return kgi_fail(ctx, KG_ERR_RESOURCES, "%s cannot run: not one block of %d threads (%d registers each, %zu bytes of shared memory) fits an SM",
+                        entry, threads, *regs, total);
+    return KG_OK;
+}
+
+/* Loads the module of `src` (compiling it through the caches) and fills the
+ * kernel's description; the kernel is the context's from then on. */
+kg_status kgi_load_kernel(kg_context *ctx, const kg_source *src, kg_kernel **out)
+{
+    struct kgi_kernels *ks = kgi_kernels_of(ctx);
+    if (!ks)
+        return kgi_fail(ctx, KG_ERR_NOMEM, "out of memory");
+    unsigned long long key = kgi_cache_key(src, ctx->arch);
+    if ((*out = kgi_map_get(&ks->by_src, key)))
+        return KG_OK;
+    const void *cubin;
+    size_t size;
+    kg_compile_info info;
+    kg_status st = kgi_cache_compile(ctx, src, ctx->arch, &cubin, &size, &info);
+    if (st != KG_OK || (st = kgi_drv_enter(ctx)) != KG_OK)
+        return st;
+    const kgi_cu *cu = ctx->drv->cu;
+    kg_kernel *k = calloc(1, sizeof *k);
+    CUresult rc;
+    int regs, local, sstatic, blocks, pregs, plocal, pstatic, pblocks;
+    if (!k) {
+        st = kgi_fail(ctx, KG_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    if ((rc = cu->ModuleLoadData(&k->module, cubin)) != CUDA_SUCCESS) {
+        st = kgi_cu_fail(ctx, cu, "cuModuleLoadData", rc);
+        goto done;
+    }
+    if ((rc = cu->ModuleGetFunction(&k->fn, k->module, src->entry)) != CUDA_SUCCESS ||
+        (src->pre_entry[0] && (rc = cu->ModuleGetFunction(&k->pre_fn, k->module, src->pre_entry)) != CUDA_SUCCESS)) {
+        st = kgi_cu_fail(ctx, cu, "cuModuleGetFunction", rc);
+        goto done;
+    }
+    k->geo = src->geo;
+    k->pre_geo = src->pre_geo;
+    if ((st = prepare_function(ctx, k->fn, &k->geo, src->entry, &regs, &local, &sstatic, &blocks)) != KG_OK ||
+        (k->pre_fn && (st = prepare_function(ctx, k->pre_fn, &k->pre_geo, src->pre_entry, &pregs, &plocal,
+                                             &pstatic, &pblocks)) != KG_OK))
+        goto done;
+    kg_kernel_info *ki = &k->info;
+    snprintf(ki->template_name, sizeof ki->template_name, "%s", src->template_name);
+    snprintf(ki->config, sizeof ki->config, "%s", src->config);
+    snprintf(ki->entry, sizeof ki->entry, "%s", src->entry);
+    ki->compile = info;
+    ki->compile.registers = regs;
+    ki->compile.smem_static = (size_t)sstatic;
+    ki->compile.smem_dynamic = src->geo.smem_dynamic;
+    memcpy(ki->block, src->geo.block, sizeof ki->block);
+    ki->threads = (int)(ki->block[0] * ki->block[1] * ki->block[2]);
+    ki->max_blocks_per_sm = blocks;
+    ki->local_bytes = (size_t)local;
+    if (ks->n == ks->cap) {
+        size_t cap = ks->cap ? ks->cap * 2 : 16;
+        kg_kernel **list = realloc(ks->list, cap * sizeof *list);
+        if (!list) {
+            st = kgi_fail(ctx, KG_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        ks->list = list;
+        ks->cap = cap;
+    }
+    if (kgi_map_put(&ks->by_src, key, k) != 0) {
+        st = kgi_fail(ctx, KG_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    ks->list[ks->n++] = k;
+    *out = k;
+    k = NULL;
+done:
+    if (k) {
+        if (k->module)
+            cu->ModuleUnload(k->module);
+        free(k);
+    }
+    kgi_drv_leave(ctx);
+    return st;
+}
+
+static unsigned long long text_key(const char *tmpl, const char *config)
+{
+    return kgi_hash(config, strlen(config), kgi_hash(tmpl, strlen(tmpl) + 1, KGI_HASH_SEED));
+}
+
+kg_status kg_kernel_get(kg_context *ctx, const char *tmpl, const char *config, kg_kernel **out)
+{
+    if (!ctx || !out)
+        return ctx ? kgi_fail(ctx, KG_ERR_INVALID_ARG, "kg_kernel_get: `out` is NULL") : KG_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!ctx->drv)
+        return kgi_fail(ctx, KG_ERR_NO_DEVICE, "kg_kernel_get needs a context opened on a GPU");
+    if (!tmpl)
+        tmpl = "matmul";
+    if (!config)
+        config = "";
+    struct kgi_kernels *ks = kgi_kernels_of(ctx);
+    if (!ks)
+        return kgi_fail(ctx, KG_ERR_NOMEM, "out of memory");
+    unsigned long long tk = text_key(tmpl, config);
+    alias *a = kgi_map_get(&ks->by_text, tk);
+    if (a && strcmp(a->tmpl, tmpl) == 0 && strcmp(a->config, config) == 0) {
+        *out = a->kern;
+        return KG_OK;
+    }
+    kg_source *src;
+    kg_status st = kg_render(ctx, tmpl, config, &src);
+    if (st != KG_OK)
+        return st;
+    st = kgi_load_kernel(ctx, src, out);
+    kg_source_free(src);
+    if (st != KG_OK)
+        return st;
+    alias *na = calloc(1, sizeof *na);
+    if (na && (na->tmpl = strdup(tmpl)) && (na->config = strdup(config))) {
+        na->kern = *out;
+        if (kgi_map_put(&ks->by_text, tk, na) == 0) {
+            if (a) { /* a hash collision: the newer spelling takes the slot */
+                free(a->tmpl);
+                free(a->config);
+                free(a);
+            }
+            return KG_OK;
+        }
+    }
+    if (na) {
+        free(na->tmpl);
+        free(na->config);
+        free(na);
+    }
+    return KG_OK; /* the kernel is loaded; only the shortcut is missing */
+}
+
+kg_status kg_kernel_query(kg_context *ctx, const kg_kernel *k, kg_kernel_info *info)
+{
+    if (!ctx || !k || !info)
+        return ctx ? kgi_fail(ctx, KG_ERR_INVALID_ARG, "kg_kernel_query: NULL kernel or info") : KG_ERR_INVALID_ARG;
+    *info = k->info;
+    return KG_OK;
+}
+
+/* ------------------------------------------------------------ launch */
+
+static CUresult launch_one(const kgi_cu *cu, CUfunction fn, const kgi_geometry *geo, const unsigned grid[3],
+                           const kg_gemm *g, CUstream stream)
+{
+    int m = g->m, n = g->n, k = g->k, lda = g->lda, ldb = g->ldb, ldc = g->ldc;
+    float alpha = g->alpha, beta = g->beta;
+    const float *a = g->a, *b = g->b;
+    float *c = g->c;
+    void *args[] = {&m, &n, &k, &alpha, &a, &lda, &b, &ldb, &beta, &c, &ldc};
+    return cu->LaunchKernel(fn, grid[0], grid[1], grid[2], geo->block[0], geo->block[1], geo->block[2],
+                            (unsigned)geo->smem_dynamic, stream, args, NULL);
+}
+
+kg_status kg_kernel_launch(kg_context *ctx, const kg_kernel *k, const kg_gemm *g, void *stream)
+{
+    if (!ctx || !k || !g)
+        return ctx ? kgi_fail(ctx, KG_ERR_INVALID_ARG, "kg_kernel_launch: NULL kernel or arguments") : KG_ERR_INVALID_ARG;
+    char why[256];
+    unsigned grid[3], pgrid[3];
+    if (!kgi_geometry_admits(&k->geo, g, why, sizeof why) || !kgi_grid_of(&k->geo, g, grid, why, sizeof why) ||
+        (k->pre_fn && !kgi_grid_of(&k->pre_geo, g, pgrid, why, sizeof why)))
+        return kgi_fail(ctx, KG_ERR_SHAPE, "%s: %s", k->info.entry, why);
+    kg_status st = kgi_drv_enter(ctx);
+    if (st != KG_OK)
+        return st;
+    const kgi_cu *cu = ctx->drv->cu;
+    CUresult rc = CUDA_SUCCESS;
+    if (k->pre_fn && (rc = launch_one(cu, k->pre_fn, &k->pre_geo, pgrid, g, (CUstream)stream)) != CUDA_SUCCESS) {
+        kgi_drv_leave(ctx);
+        return kgi_cu_fail(ctx, cu, "cuLaunchKernel (pre kernel)", rc);
+    }
+    rc = launch_one(cu, k->fn, &k->geo, grid, g, (CUstream)stream);
+    kgi_drv_leave(ctx);
+    if (rc != CUDA_SUCCESS)
+        return kgi_cu_fail(ctx, cu, "cuLaunchKernel", rc);
+    return KG_OK;
+}

@@ -1,0 +1,378 @@
+/*
+ * matmul.c -- kg_matmul: a configuration for the device and shape, picked
+ * once and remembered.
+ *
+ * The pick, per (layout, M, N, K, alignment class):
+ *   1. the tuning database's entry for the device and shape (exact, then
+ *      nearest bucket: autotune/lookup.c);
+ *   2. else the built-in default for the architecture (the table below),
+ *      by how many tiles the shape makes against the SM count.
+ * Either is adapted to the call before it is used: a kernel without bound
+ * checks (bounds=0) is never used on a shape that is not a multiple of its
+ * tile -- bounds=1 instead -- and a vector-load kernel (vec>1) falls back to
+ * vec=1 where lda, ldb or the A/B pointers are not aligned for vectors.
+ * The alignment class (4, 2 or 1: the widest vector lda, ldb and both
+ * pointers allow) is part of the key, so one shape called with aligned and
+ * unaligned buffers keeps two kernels.
+ *
+ * The chosen kernel is kept in a hash map: a repeated call costs a hash,
+ * the launch's precondition check and cuLaunchKernel; no Lua, no strings.
+ * With KGEN_VERBOSE=1 each choice's configuration and reason are recorded
+ * and kg_matmul_explain returns them.
+ */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel.h"
+#include "runtime.h"
+
+typedef struct choice {
+    int lay, m, n, k, align;
+    kg_kernel *kern;
+    char *config, *why;      /* recorded with KGEN_VERBOSE=1, else NULL */
+} choice;
+
+/*
+ * Defaults per architecture, from the large tile to the small. A shape uses
+ * the largest whose tiles still give every SM a block; below that, the
+ * smallest. All hold in every layout with vec=4 (their K and column
+ * extents are multiples of 4) and fit the static 48 KB of shared memory, so
+ * they run on every part of their architecture; bounds=0 becomes bounds=1
+ * for shapes that are not multiples of the tile.
+ *
+ * sm_90 was measured (H200, kgen run, L2 flushed, median of 10+): at
+ * 2048^3 nn 128x128x8/8x8 ran 32.6 TFLOP/s, ahead of 256x128x16 (32.1),
+ * 128x128x32 (32.0), 128x64x16 (31.3), 64x64x16 (27.5), 128x128x16 (26.4);
+ * at 512^3 32x32x32/2x2 ran 9.1 TFLOP/s against 6.3 for 32x32x16 and 5.3
+ * for 64x64x16. The other rows are the same shapes scaled to their
+ * architecture's resources, not yet measured; a tuning database replaces
+ * all of them.
+ */
+typedef struct deflt {
+    int sm;
+    const char *tier[3];
+} deflt;
+
+#define LARGE_8 "bm=128 bn=128 bk=8 tm=8 tn=8 pad=4 vec=4 bounds=0"
+#define MEDIUM "bm=64 bn=64 bk=16 tm=4 tn=4 pad=4 vec=4 bounds=0"
+#define SMALL "bm=32 bn=32 bk=32 tm=2 tn=2 pad=1 vec=4 bounds=0"
+static const deflt defaults[] = {
+    {70, {LARGE_8, MEDIUM, SMALL}},
+    {75, {"bm=128 bn=64 bk=8 tm=8 tn=4 pad=4 vec=4 bounds=0", MEDIUM, SMALL}}, /* 1024 threads per SM */
+    {80, {LARGE_8, MEDIUM, SMALL}},
+    {86, {LARGE_8, MEDIUM, SMALL}},
+    {89, {LARGE_8, MEDIUM, SMALL}},
+    {90, {LARGE_8, MEDIUM, SMALL}},
+};
+static const int tier_tile[3] = {128, 64, 32};
+static const char *const tier_name[3] = {"large", "medium", "small"};
+
+void kgi_choices_free(kgi_map *choices)
+{
+    for (size_t i = 0; i < choices->cap; i++) {
+        choice *c = choices->vals[i];
+        if (choices->keys[i] && c) {
+            free(c->config);
+            free(c->why);
+            free(c);
+        }
+    }
+}
+
+static int layout_index(const char *layout)
+{
+    static const char *const layouts[] = {"nn", "nt", "tn", "tt"};
+    for (int i = 0; layout && i < 4; i++)
+        if (strcmp(layout, layouts[i]) == 0)
+            return i;
+    return -1;
+}
+
+/* The widest vector (4, 2, 1 floats) that lda, ldb, A and B all allow. */
+static int align_class(const float *a, int lda, const float *b, int ldb)
+{
+    for (int v = 4; v > 1; v /= 2)
+        if (lda % v == 0 && ldb % v == 0 && (uintptr_t)a % (4u * v) == 0 && (uintptr_t)b % (4u * v) == 0)
+            return v;
+    return 1;
+}
+
+static unsigned long long choice_key(int lay, int m, int n, int k, int align)
+{
+    int f[5] = {lay, m, n, k, align};
+    return kgi_hash(f, sizeof f, KGI_HASH_SEED);
+}
+
+/* The value of `name` in configuration text, or NULL ("vec=4" -> "4"). */
+static const char *param_value(const char *config, const char *name, size_t *len)
+{
+    size_t n = strlen(name);
+    for (const char *p = config; *p;) {
+        p += strspn(p, " \t\n");
+        size_t tok = strcspn(p, " \t\n");
+        if (tok > n && strncmp(p, name, n) == 0 && p[n] == '=') {
+            *len = tok - n - 1;
+            return p + n + 1;
+        }
+        p += tok;
+    }
+    return NULL;
+}
+
+/* Sets `name` to `value` in the configuration text `config` (capacity
+ * `cap`), replacing its token or appending one. 0, or -1 when too long. */
+static int set_param(char *config, size_t cap, const char *name, const char *value)
+{
+    char out[1024];
+    size_t used = 0, n = strlen(name);
+    int found = 0;
+    for (const char *p = config; *p;) {
+        p += strspn(p, " \t\n");
+        size_t tok = strcspn(p, " \t\n");
+        if (!tok)
+            break;
+        int w;
+        if (tok > n && strncmp(p, name, n) == 0 && p[n] == '=') {
+            w = snprintf(out + used, sizeof out - used, "%s%s=%s", used ? " " : "", name, value);
+            found = 1;
+        } else {
+            w = snprintf(out + used, sizeof out - used, "%s%.*s", used ? " " : "", (int)tok, p);
+        }
+        if (w < 0 || (size_t)w >= sizeof out - used)
+            return -1;
+        used += (size_t)w;
+        p += tok;
+    }
+    if (!found) {
+        int w = snprintf(out + used, sizeof out - used, "%s%s=%s", used ? " " : "", name, value);
+        if (w < 0 || (size_t)w >= sizeof out - used)
+            return -1;
+        used += (size_t)w;
+    }
+    if (used + 1 > cap)
+        return -1;
+    memcpy(config, out, used + 1);
+    return 0;
+}
+
+/* Appends printf-style text to a reason buffer. */
+static void note(char *why, size_t len, const char *fmt, ...) KGI_PRINTF(3, 4);
+static void note(char *why, size_t len, const char *fmt, ...)
+{
+    size_t used = strlen(why);
+    if (used + 1 >= len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why + used, len - used, fmt, ap);
+    va_end(ap);
+}
+
+/*
+ * Renders (tmpl, config) and checks it against the call; where a rule of
+ * the call breaks it, sets bounds=1 and/or vec=1 and tries once more.
+ * KG_OK with *src and the final config, else the reason in `why`.
+ */
+static kg_status try_config(kg_context *ctx, const char *tmpl, char *config, size_t cap, const kg_gemm *g,
+                            kg_source **src, char *why, size_t why_len)
+{
+    char r1[256], r2[256];
+    kg_status st = kg_render(ctx, tmpl, config, src);
+    if (st != KG_OK) {
+        note(why, why_len, "; cannot render: %s", kg_last_error(ctx));
+        return st;
+    }
+    const kgi_geometry *geo = &(*src)->geo;
+    int mult = kgi_multiples_ok(geo, g, r1, sizeof r1), vec = kgi_vectors_ok(geo, g, r2, sizeof r2);
+    if (mult && vec)
+        return KG_OK;
+    size_t len;
+    const char *canon = (*src)->config;
+    const char *bv = param_value(canon, "bounds", &len);
+    int can_bounds = bv && !(len == 1 && bv[0] == '1');
+    const char *vv = param_value(canon, "vec", &len);
+    int can_vec = vv && !(len == 1 && vv[0] == '1');
+    if ((!mult && !can_bounds) || (!vec && !can_vec)) {
+        note(why, why_len, "; unusable: %s", !mult ? r1 : r2);
+        kg_source_free(*src);
+        *src = NULL;
+        return KG_ERR_SHAPE;
+    }
+    if (!mult) {
+        note(why, why_len, "; bounds=1 since %s", r1);
+        set_param(config, cap, "bounds", "1");
+    }
+    if (!vec) {
+        note(why, why_len, "; vec=1 since %s", r2);
+        set_param(config, cap, "vec", "1");
+    }
+    kg_source_free(*src);
+    *src = NULL;
+    if ((st = kg_render(ctx, tmpl, config, src)) != KG_OK) {
+        note(why, why_len, "; cannot render the adapted configuration: %s", kg_last_error(ctx));
+        return st;
+    }
+    if (!kgi_multiples_ok(&(*src)->geo, g, r1, sizeof r1) || !kgi_vectors_ok(&(*src)->geo, g, r1, sizeof r1)) {
+        note(why, why_len, "; still unusable: %s", r1);
+        kg_source_free(*src);
+        *src = NULL;
+        return KG_ERR_SHAPE;
+    }
+    return KG_OK;
+}
+
+/* The default table's row for the context's architecture (or the newest
+ * older one) and the tier the shape takes. */
+static const char *default_config(kg_context *ctx, int m, int n, int *tier_out, const deflt **row_out)
+{
+    const deflt *row = &defaults[0];
+    for (size_t i = 0; i < sizeof defaults / sizeof *defaults; i++)
+        if (defaults[i].sm <= ctx->arch)
+            row = &defaults[i];
+    int sms = ctx->limits.ref_sm_count > 0 ? ctx->limits.ref_sm_count : 1;
+    int tier = 2;
+    for (int t = 0; t < 2; t++) {
+        long long tiles = (long long)((m + tier_tile[t] - 1) / tier_tile[t]) * ((n + tier_tile[t] - 1) / tier_tile[t]);
+        if (tiles >= sms) {
+            tier = t;
+            break;
+        }
+    }
+    *tier_out = tier;
+    *row_out = row;
+    return row->tier[tier];
+}
+
+/*
+ * The configuration for `g` in `layout`: tuned, else the default, adapted
+ * to the call. On KG_OK *src is rendered and `why` says where it came from.
+ */
+static kg_status choose(kg_context *ctx, const char *layout, const kg_gemm *g, char *tmpl, size_t tmpl_len,
+                        char *config, size_t config_len, kg_source **src, char *why, size_t why_len)
+{
+    char dbwhy[512] = "";
+    why[0] = '\0';
+    kg_status st = kgi_tunedb_lookup(ctx, layout, g->m, g->n, g->k, tmpl, tmpl_len, config, config_len, dbwhy,
+                                     sizeof dbwhy);
+    if (st == KG_OK) {
+        size_t len;
+        if (param_value(config, "layout", &len))
+            set_param(config, config_len, "layout", layout);
+        snprintf(why, why_len, "tuned: %s", dbwhy);
+        if (try_config(ctx, tmpl, config, config_len, g, src, why, why_len) == KG_OK)
+            return KG_OK;
+        snprintf(dbwhy, sizeof dbwhy, "%s", why);
+        why[0] = '\0';
+    }
+    int tier;
+    const deflt *row;
+    snprintf(tmpl, tmpl_len, "matmul");
+    snprintf(config, config_len, "%s layout=%s", default_config(ctx, g->m, g->n, &tier, &row), layout);
+    snprintf(why, why_len, "default for sm_%d (table row sm_%d, %s tile %dx%d for %d SMs): %s", ctx->arch, row->sm,
+             tier_name[tier], tier_tile[tier], tier_tile[tier], ctx->limits.ref_sm_count,
+             dbwhy[0] ? dbwhy : "no tuning entry");
+    st = try_config(ctx, tmpl, config, config_len, g, src, why, why_len);
+    if (st != KG_OK)
+        return kgi_fail(ctx, st, "kg_matmul: no usable configuration for %s M=%d N=%d K=%d: %s", layout, g->m, g->n,
+                        g->k, why);
+    return KG_OK;
+}
+
+kg_status kg_matmul(kg_context *ctx, const char *layout, int m, int n, int k, float alpha, const float *a, int lda,
+                    const float *b, int ldb, float beta, float *c, int ldc, void *stream)
+{
+    if (!ctx)
+        return KG_ERR_INVALID_ARG;
+    int lay = layout_index(layout);
+    if (lay < 0)
+        return kgi_fail(ctx, KG_ERR_INVALID_ARG, "kg_matmul: layout must be \"nn\", \"nt\", \"tn\" or \"tt\" (got %s%s%s)",
+                        layout ? "\"" : "", layout ? layout : "NULL", layout ? "\"" : "");
+    if (m < 1 || n < 1 || k < 1)
+        return kgi_fail(ctx, KG_ERR_INVALID_ARG, "kg_matmul: M, N and K must be at least 1 (got M=%d N=%d K=%d)", m,
+                        n, k);
+    const kg_gemm g = {m, n, k, alpha, beta, a, lda, b, ldb, c, ldc};
+    int align = align_class(a, lda, b, ldb);
+    unsigned long long key = choice_key(lay, m, n, k, align);
+    struct kgi_kernels *ks = ctx->kernels;
+    choice *ch = ks ? kgi_map_get(&ks->choices, key) : NULL;
+    if (ch && ch->lay == lay && ch->m == m && ch->n == n && ch->k == k && ch->align == align)
+        return kg_kernel_launch(ctx, ch->kern, &g, stream);
+
+    /* first call for this key: choose, compile, load, remember */
+    if (!ctx->drv)
+        return kgi_fail(ctx, KG_ERR_NO_DEVICE, "kg_matmul needs a context opened on a GPU");
+    if (!(ks = kgi_kernels_of(ctx)))
+        return kgi_fail(ctx, KG_ERR_NOMEM, "out of memory");
+    char tmpl[64], config[512], why[1024];
+    kg_source *src;
+    kg_status st = choose(ctx, layout, &g, tmpl, sizeof tmpl, config, sizeof config, &src, why, sizeof why);
+    if (st != KG_OK)
+        return st;
+    kg_kernel *kern;
+    st = kgi_load_kernel(ctx, src, &kern);
+    if (st == KG_OK && strcmp(tmpl, "matmul") != 0)
+        note(why, sizeof why, " [template %s]", tmpl);
+    snprintf(config, sizeof config, "%s", src->config);
+    kg_source_free(src);
+    if (st != KG_OK)
+        return st;
+    choice *nc = calloc(1, sizeof *nc);
+    if (!nc)
+        return kgi_fail(ctx, KG_ERR_NOMEM, "out of memory");
+    *nc = (choice){lay, m, n, k, align, kern, NULL, NULL};
+    if (ctx->verbose) {
+        nc->config = strdup(config);
+        nc->why = strdup(why);
+    }
+    if (kgi_map_put(&ks->choices, key, nc) != 0) {
+        free(nc->config);
+        free(nc->why);
+        free(nc);
+    } else if (ch) { /* a hash collision: the newer key takes the slot */
+        free(ch->config);
+        free(ch->why);
+        free(ch);
+    }
+    return kg_kernel_launch(ctx, kern, &g, stream);
+}
+
+kg_status kg_matmul_explain(kg_context *ctx, const char *layout, int m, int n, int k, char *config,
+                            size_t config_len, char *why, size_t why_len)
+{
+    if (!ctx || !config || !why || !config_len || !why_len)
+        return ctx ? kgi_fail(ctx, KG_ERR_INVALID_ARG, "kg_matmul_explain: NULL or empty output buffer") : KG_ERR_INVALID_ARG;
+    int lay = layout_index(layout);
+    if (lay < 0)
+        return kgi_fail(ctx, KG_ERR_INVALID_ARG, "layout must be \"nn\", \"nt\", \"tn\" or \"tt\"");
+    if (m < 1 || n < 1 || k < 1)
+        return kgi_fail(ctx, KG_ERR_INVALID_ARG, "M, N and K must be at least 1 (got M=%d N=%d K=%d)", m, n, k);
+    /* a choice kg_matmul recorded (KGEN_VERBOSE=1), widest alignment first */
+    struct kgi_kernels *ks = ctx->kernels;
+    for (int align = 4; ks && align >= 1; align /= 2) {
+        choice *ch = kgi_map_get(&ks->choices, choice_key(lay, m, n, k, align));
+        if (ch && ch->why && ch->lay == lay && ch->m == m && ch->n == n && ch->k == k && ch->align == align) {
+            snprintf(config, config_len, "%s", ch->config);
+            snprintf(why, why_len, "%s (recorded by kg_matmul)", ch->why);
+            return KG_OK;
+        }
+    }
+    /* else what kg_matmul would pick for minimal leading dimensions and
+     * pointers aligned for any vector width */
+    static _Alignas(16) const float aligned[4];
+    int at = lay >= 2, bt = lay % 2;
+    const kg_gemm g = {m, n, k, 1.0f, 0.0f, aligned, at ? m : k, aligned, bt ? k : n, (float *)aligned, n};
+    char tmpl[64], cfg[512], w[1024];
+    kg_source *src;
+    kg_status st = choose(ctx, layout, &g, tmpl, sizeof tmpl, cfg, sizeof cfg, &src, w, sizeof w);
+    if (st != KG_OK)
+        return st;
+    snprintf(config, config_len, "%s", src->config);
+    if (strcmp(tmpl, "matmul") != 0)
+        note(w, sizeof w, " [template %s]", tmpl);
+    snprintf(why, why_len, "%s (for minimal leading dimensions and 16-byte aligned A and B)", w);
+    kg_source_free(src);
+    return KG_OK;
+}

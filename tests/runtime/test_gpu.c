@@ -1,0 +1,469 @@
+/*
+ * test_gpu.c -- kernels on a GPU against the float64 reference (label gpu;
+ * exits 77, shown as skipped, where there is no GPU).
+ *
+ * Every configuration below, in every layout, runs on every shape of the
+ * suite: 1x1x1, M=1, N=1, K=1, primes, tile sizes plus and minus one, and
+ * thousand-sized shapes, with alpha = 0.75 and beta = -1.25 (C random, so an
+ * element the kernel does not write keeps a wrong value) and again with
+ * beta = 0 on a C poisoned with NaN. Leading dimensions are padded; the
+ * padding of A and B is NaN (a kernel that reads it fails) and that of C a
+ * sentinel that must survive bit for bit. Kernels without bound checks must
+ * refuse the shapes that are not multiples of their tile. NaN placed in A
+ * and B must come out in its row and column. Then kg_matmul (defaults,
+ * alignment fallbacks, its choice cache), a template with a `pre` kernel,
+ * the driver's limits, and the timing helper.
+ *
+ * argv[1]: the directory of the test templates (prebeta.lua).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "runtime/internal.h"
+#include "testutil.h"
+
+static const char *const configs[] = {
+    "bm=16 bn=16 bk=16 tm=1 tn=1 pad=0",
+    "bm=16 bn=16 bk=16 tm=1 tn=1 pad=1",
+    "bm=32 bn=32 bk=32 tm=1 tn=1 pad=1",
+    "bm=32 bn=32 bk=32 tm=1 tn=1 pad=0 bounds=0",
+    "bm=1 bn=1 bk=1 tm=1 tn=1 pad=0",
+    "bm=8 bn=8 bk=8 tm=1 tn=1 pad=1",
+    "bm=64 bn=64 bk=16 tm=4 tn=4",
+    "bm=64 bn=64 bk=8 tm=8 tn=8 vec=4",
+    "bm=128 bn=128 bk=8 tm=8 tn=8 vec=4 pad=4",
+    "bm=128 bn=128 bk=16 tm=8 tn=8 vec=4 pad=4",
+    "bm=128 bn=64 bk=16 tm=8 tn=4 vec=2",
+    "bm=64 bn=128 bk=16 tm=4 tn=8 vec=2",
+    "bm=128 bn=128 bk=32 tm=8 tn=8 vec=4",
+    "bm=256 bn=128 bk=16 tm=16 tn=8 vec=4",
+    "bm=32 bn=32 bk=32 tm=2 tn=2 pad=2",
+    "bm=48 bn=48 bk=12 tm=3 tn=3 pad=3",
+    "bm=96 bn=96 bk=24 tm=6 tn=6 pad=5",
+    "bm=80 bn=40 bk=20 tm=5 tn=5 pad=7 vec=4",
+    "bm=70 bn=70 bk=7 tm=7 tn=7 pad=1",
+    "bm=33 bn=31 bk=5 tm=3 tn=1 pad=0",
+    "bm=16 bn=64 bk=16 tm=1 tn=4 vec=4 pad=8",
+    "bm=64 bn=16 bk=16 tm=4 tn=1 vec=4 pad=8",
+    "bm=11 bn=13 bk=3 tm=11 tn=13 pad=0",
+    "bm=8 bn=8 bk=128 tm=2 tn=2 pad=4 vec=2",
+    "bm=256 bn=128 bk=32 tm=16 tn=8 vec=4 pad=1",  /* 50 KB: dynamic shared memory */
+    "bm=128 bn=128 bk=64 tm=8 tn=8 vec=4 pad=4",   /* 68 KB */
+    "bm=64 bn=64 bk=16 tm=4 tn=4 bounds=0 vec=4",
+    "bm=128 bn=128 bk=8 tm=8 tn=8 bounds=0 vec=4 pad=0",
+    "bm=64 bn=64 bk=4 tm=4 tn=4 vec=4",
+    "bm=128 bn=32 bk=8 tm=4 tn=4",
+    "bm=96 bn=64 bk=8 tm=6 tn=8 vec=2",
+    "bm=64 bn=96 bk=12 tm=8 tn=6 vec=4",
+    "bm=32 bn=32 bk=32 tm=2 tn=2 pad=1 vec=4 bounds=0",
+};
+#define NCONFIG ((int)(sizeof configs / sizeof *configs))
+static const char *const layouts[] = {"nn", "nt", "tn", "tt"};
+
+typedef struct shape {
+    int m, n, k;
+    int beta0;     /* also run with beta = 0 on a poisoned C */
+} shape;
+
+static const shape shapes[] = {
+    {1, 1, 1, 1},        {1, 67, 33, 1},     {45, 1, 70, 0},    {64, 64, 1, 1},     {33, 17, 1, 0},
+    {1, 1, 300, 0},      {127, 131, 137, 0}, {257, 251, 263, 0}, {63, 65, 64, 0},   {127, 129, 128, 1},
+    {129, 127, 255, 0},  {255, 257, 17, 0},  {128, 128, 128, 1}, {256, 256, 256, 0}, {1024, 1024, 1024, 0},
+    {1031, 997, 1009, 0}, {2048, 512, 1536, 0},
+};
+#define NSHAPE ((int)(sizeof shapes / sizeof *shapes))
+
+static const float ALPHA = 0.75f, BETA = -1.25f;
+static const unsigned POISON = 0x7fc00000u, SENTINEL = 0x7fc0dea1u;
+static int runs, refused, nan_runs, matmul_runs;
+
+static void config_text(char *buf, size_t len, int c, int l)
+{
+    snprintf(buf, len, "%s layout=%s", configs[c], layouts[l]);
+}
+
+/* NVRTC is slow and the GPU test has many kernels: compile them first in
+ * parallel processes into the disk cache (the children touch no CUDA). */
+static void precompile(int arch)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int procs = cores > 16 ? 16 : cores < 1 ? 1 : (int)cores;
+    pid_t pids[16];
+    for (int p = 0; p < procs; p++) {
+        if ((pids[p] = fork()) != 0)
+            continue;
+        kg_context *ctx;
+        int bad = kg_context_open(&ctx, KG_DEVICE_NONE) != KG_OK || kg_set_arch(ctx, arch) != KG_OK;
+        for (int i = p; !bad && i < NCONFIG * 4; i += procs) {
+            char cfg[512];
+            kg_cubin *c;
+            config_text(cfg, sizeof cfg, i / 4, i % 4);
+            if (kg_compile(ctx, NULL, cfg, arch, &c) == KG_OK)
+                kg_cubin_free(c);
+        }
+        kg_context_close(ctx);
+        _exit(0);
+    }
+    for (int p = 0; p < procs; p++)
+        waitpid(pids[p], NULL, 0);
+}
+
+static int round4(int x) { return (x + 3) / 4 * 4; }
+
+static void fill_bits(float *x, size_t n, unsigned bits)
+{
+    for (size_t i = 0; i < n; i++)
+        memcpy(&x[i], &bits, 4);
+}
+
+/* Host and device operands of one (layout, shape), and the reference. */
+typedef struct problem {
+    const char *layout;
+    int m, n, k, lda, ldb, ldc, arows, acols, brows, bcols;
+    size_t na, nb, nc;
+    float *a, *b, *c, *out;
+    double *ref, *mag, *ref0, *mag0;  /* for beta = BETA and beta = 0 */
+    void *da, *db, *dc;
+} problem;
+
+static int problem_init(kg_context *ctx, problem *p, const char *layout, int m, int n, int k, unsigned long long seed)
+{
+    memset(p, 0, sizeof *p);
+    int at = layout[0] == 't', bt = layout[1] == 't';
+    p->layout = layout;
+    p->m = m, p->n = n, p->k = k;
+    p->arows = at ? k : m, p->acols = at ? m : k, p->brows = bt ? n : k, p->bcols = bt ? k : n;
+    p->lda = round4(p->acols) + 4, p->ldb = round4(p->bcols) + 4, p->ldc = n + 3;
+    p->na = (size_t)p->arows * p->lda, p->nb = (size_t)p->brows * p->ldb, p->nc = (size_t)m * p->ldc;
+    p->a = malloc(p->na * 4), p->b = malloc(p->nb * 4), p->c = malloc(p->nc * 4), p->out = malloc(p->nc * 4);
+    size_t mn = (size_t)m * n;
+    p->ref = malloc(mn * 8), p->mag = malloc(mn * 8), p->ref0 = malloc(mn * 8), p->mag0 = malloc(mn * 8);
+    if (!p->a || !p->b || !p->c || !p->out || !p->ref || !p->mag || !p->ref0 || !p->mag0)
+        return 0;
+    kgi_fill_random(p->a, p->na, seed);
+    kgi_fill_random(p->b, p->nb, seed + 1);
+    kgi_fill_random(p->c, p->nc, seed + 2);
+    for (int r = 0; r < p->arows; r++)
+        fill_bits(p->a + (size_t)r * p->lda + p->acols, (size_t)(p->lda - p->acols), POISON);
+    for (int r = 0; r < p->brows; r++)
+        fill_bits(p->b + (size_t)r * p->ldb + p->bcols, (size_t)(p->ldb - p->bcols), POISON);
+    for (int r = 0; r < m; r++)
+        fill_bits(p->c + (size_t)r * p->ldc + n, (size_t)(p->ldc - n), SENTINEL);
+    kgi_ref_gemm(layout, m, n, k, ALPHA, p->a, p->lda, p->b, p->ldb, BETA, p->c, p->ldc, p->ref);
+    kgi_gemm_magnitude(layout, m, n, k, ALPHA, p->a, p->lda, p->b, p->ldb, BETA, p->c, p->ldc, p->mag);
+    /* beta = 0: the same without the C term (exact enough in double) */
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double cb = (double)BETA * p->c[(size_t)i * p->ldc + j];
+            p->ref0[(size_t)i * n + j] = p->ref[(size_t)i * n + j] - cb;
+            p->mag0[(size_t)i * n + j] = p->mag[(size_t)i * n + j] - fabs(cb);
+        }
+    return kgi_dev_alloc(ctx, p->na * 4, &p->da) == KG_OK && kgi_dev_alloc(ctx, p->nb * 4, &p->db) == KG_OK &&
+           kgi_dev_alloc(ctx, p->nc * 4, &p->dc) == KG_OK && kgi_dev_upload(ctx, p->da, p->a, p->na * 4) == KG_OK &&
+           kgi_dev_upload(ctx, p->db, p->b, p->nb * 4) == KG_OK;
+}
+
+static void problem_free(kg_context *ctx, problem *p)
+{
+    kgi_dev_free(ctx, p->da);
+    kgi_dev_free(ctx, p->db);
+    kgi_dev_free(ctx, p->dc);
+    free(p->a), free(p->b), free(p->c), free(p->out);
+    free(p->ref), free(p->mag), free(p->ref0), free(p->mag0);
+}
+
+/* Runs `kern` on the problem (beta = BETA, or 0 on a poisoned C) and
+ * returns its error, +Inf when C's padding changed; -1 when refused. */
+static double run_kernel(kg_context *ctx, const kg_kernel *kern, problem *p, int beta0, const char *what)
+{
+    float *cin = p->c;
+    float *poisoned = NULL;
+    if (beta0) {
+        poisoned = malloc(p->nc * 4);
+        memcpy(poisoned, p->c, p->nc * 4);
+        for (int r = 0; r < p->m; r++)
+            fill_bits(poisoned + (size_t)r * p->ldc, (size_t)p->n, POISON);
+        cin = poisoned;
+    }
+    kg_status st = kgi_dev_upload(ctx, p->dc, cin, p->nc * 4);
+    CHECK_MSG(st == KG_OK, "%s", kg_last_error(ctx));
+    kg_gemm g = {p->m, p->n, p->k, ALPHA, beta0 ? 0.0f : BETA, p->da, p->lda, p->db, p->ldb, p->dc, p->ldc};
+    st = kg_kernel_launch(ctx, kern, &g, NULL);
+    double err = -1;
+    if (st == KG_ERR_SHAPE) {
+        free(poisoned);
+        return -1;
+    }
+    CHECK_MSG(st == KG_OK, "%s: launch: %s", what, kg_last_error(ctx));
+    st = kgi_dev_sync(ctx);
+    CHECK_MSG(st == KG_OK, "%s: %s", what, kg_last_error(ctx));
+    if (st == KG_OK && kgi_dev_download(ctx, p->out, p->dc, p->nc * 4) == KG_OK) {
+        err = kgi_gemm_error_mag(p->m, p->n, p->out, p->ldc, beta0 ? p->ref0 : p->ref, beta0 ? p->mag0 : p->mag);
+        for (int r = 0; r < p->m; r++)
+            if (memcmp(p->out + (size_t)r * p->ldc + p->n, cin + (size_t)r * p->ldc + p->n,
+                       (size_t)(p->ldc - p->n) * 4) != 0)
+                err = INFINITY; /* wrote outside the M x N region */
+    } else {
+        err = INFINITY;
+    }
+    free(poisoned);
+    return err;
+}
+
+static void test_configs(kg_context *ctx)
+{
+    kg_kernel *kern[NCONFIG][4];
+    for (int c = 0; c < NCONFIG; c++)
+        for (int l = 0; l < 4; l++) {
+            char cfg[512];
+            config_text(cfg, sizeof cfg, c, l);
+            kern[c][l] = NULL;
+            kg_status st = kg_kernel_get(ctx, NULL, cfg, &kern[c][l]);
+            CHECK_MSG(st == KG_OK, "[%s]: %s", cfg, kg_last_error(ctx));
+        }
+    for (int l = 0; l < 4; l++)
+        for (int s = 0; s < NSHAPE; s++) {
+            const shape *sh = &shapes[s];
+            problem p;
+            int ok = problem_init(ctx, &p, layouts[l], sh->m, sh->n, sh->k, 1000 + 17 * s + l);
+            CHECK_MSG(ok, "%s %dx%dx%d: setup failed: %s", layouts[l], sh->m, sh->n, sh->k, kg_last_error(ctx));
+            double tol = kgi_gemm_tolerance(sh->k), worst = 0;
+            for (int c = 0; ok && c < NCONFIG; c++) {
+                if (!kern[c][l])
+                    continue;
+                for (int b0 = 0; b0 <= sh->beta0; b0++) {
+                    char what[640];
+                    snprintf(what, sizeof what, "[%s layout=%s] %dx%dx%d beta=%g", configs[c], layouts[l], sh->m,
+                             sh->n, sh->k, b0 ? 0.0 : BETA);
+                    double e = run_kernel(ctx, kern[c][l], &p, b0, what);
+                    if (e < 0) {
+                        /* only a kernel without bound checks may refuse, and only a non-multiple */
+                        CHECK_MSG(strstr(configs[c], "bounds=0"), "%s: refused", what);
+                        CHECK_MSG(strstr(kg_last_error(ctx), "is not a multiple of"), "%s: %s", what,
+                                  kg_last_error(ctx));
+                        refused++;
+                        continue;
+                    }
+                    runs++;
+                    CHECK_MSG(e <= tol, "%s: error %.3g over tolerance %.3g", what, e, tol);
+                    if (e > worst)
+                        worst = e;
+                }
+            }
+            printf("%s %5dx%5dx%5d  worst error %.3g (tolerance %.3g)\n", layouts[l], sh->m, sh->n, sh->k, worst, tol);
+            problem_free(ctx, &p);
+        }
+    printf("configurations %d x layouts 4 x shapes %d: %d runs checked, %d refused (bounds=0, shape not a multiple)\n",
+           NCONFIG, NSHAPE, runs, refused);
+
+    /* NaN in A (row 5 of op(A)) and B (column 20 of op(B)) must come out */
+    for (int l = 0; l < 4; l++) {
+        problem p;
+        CHECK(problem_init(ctx, &p, layouts[l], 67, 45, 33, 77 + l));
+        int at = layouts[l][0] == 't', bt = layouts[l][1] == 't';
+        p.a[at ? (size_t)7 * p.lda + 5 : (size_t)5 * p.lda + 7] = NAN;
+        p.b[bt ? (size_t)20 * p.ldb + 10 : (size_t)10 * p.ldb + 20] = NAN;
+        CHECK(kgi_dev_upload(ctx, p.da, p.a, p.na * 4) == KG_OK && kgi_dev_upload(ctx, p.db, p.b, p.nb * 4) == KG_OK);
+        kgi_ref_gemm(p.layout, p.m, p.n, p.k, ALPHA, p.a, p.lda, p.b, p.ldb, BETA, p.c, p.ldc, p.ref);
+        CHECK(isnan(p.ref[5 * 45 + 0]) && isnan(p.ref[0 * 45 + 20]) && !isnan(p.ref[6 * 45 + 21]));
+        for (int c = 0; c < NCONFIG; c++) {
+            if (!kern[c][l])
+                continue;
+            char what[640];
+            snprintf(what, sizeof what, "NaN: [%s layout=%s]", configs[c], layouts[l]);
+            double e = run_kernel(ctx, kern[c][l], &p, 0, what);
+            if (e < 0)
+                continue;
+            nan_runs++;
+            CHECK_MSG(e <= kgi_gemm_tolerance(33), "%s: NaN vanished or the rest is wrong (error %.3g)", what, e);
+            int row = 1, col = 1;
+            for (int j = 0; j < 45; j++)
+                row &= isnan(p.out[5 * p.ldc + j]);
+            for (int i = 0; i < 67; i++)
+                col &= isnan(p.out[i * p.ldc + 20]);
+            CHECK_MSG(row && col, "%s: NaN row %d column %d", what, row, col);
+        }
+        problem_free(ctx, &p);
+    }
+    printf("NaN propagation: %d runs\n", nan_runs);
+
+    /* what the driver says of a kernel with dynamic shared memory */
+    kg_kernel_info ki;
+    CHECK(kg_kernel_query(ctx, kern[24][0], &ki) == KG_OK);
+    CHECK_MSG(ki.compile.smem_dynamic == 4 * (256 * 33 + 32 * 129) && ki.compile.smem_static == 0,
+              "dynamic %zu static %zu", ki.compile.smem_dynamic, ki.compile.smem_static);
+    CHECK(ki.max_blocks_per_sm >= 1 && ki.compile.registers > 0 && ki.threads == 256 && ki.block[0] == 16 &&
+          ki.block[1] == 16);
+    CHECK(strcmp(ki.template_name, "matmul") == 0 && strstr(ki.config, "bm=256") && strstr(ki.entry, "kgen_matmul_nn"));
+    double e;
+    CHECK(kgi_verify_kernel(ctx, kern[6][2], 77, 55, 99, 1.5f, 0.5f, 5, 42, &e) == KG_OK && e < 1e-5);
+    CHECK(kgi_verify_kernel(ctx, kern[0][3], 1, 1, 1, -1.0f, 0.0f, 0, 43, &e) == KG_OK);
+    CHECK(kgi_verify_kernel(ctx, kern[8][0], 30, 30, 30, 1.0f, 0.0f, 1, 44, &e) == KG_ERR_SHAPE); /* lda 31 with vec=4 */
+}
+
+/* kg_matmul on device buffers: its pick must be right whatever it is. */
+static void check_matmul(kg_context *ctx, const char *layout, int m, int n, int k, int offset_a, const char *expect)
+{
+    problem p;
+    CHECK(problem_init(ctx, &p, layout, m, n, k, 500 + m + n + k));
+    void *da = p.da;
+    if (offset_a) { /* A one float in: only scalar loads may read it */
+        void *shifted;
+        CHECK(kgi_dev_alloc(ctx, (p.na + 1) * 4, &shifted) == KG_OK);
+        CHECK(kgi_dev_upload(ctx, (float *)shifted + 1, p.a, p.na * 4) == KG_OK);
+        da = (float *)shifted + 1;
+    }
+    for (int rep = 0; rep < 2; rep++) { /* the second call takes the cached choice */
+        CHECK(kgi_dev_upload(ctx, p.dc, p.c, p.nc * 4) == KG_OK);
+        kg_status st = kg_matmul(ctx, layout, m, n, k, ALPHA, da, p.lda, p.db, p.ldb, BETA, p.dc, p.ldc, NULL);
+        CHECK_MSG(st == KG_OK, "kg_matmul %s %dx%dx%d: %s", layout, m, n, k, kg_last_error(ctx));
+        CHECK(kgi_dev_sync(ctx) == KG_OK && kgi_dev_download(ctx, p.out, p.dc, p.nc * 4) == KG_OK);
+        double e = kgi_gemm_error_mag(m, n, p.out, p.ldc, p.ref, p.mag);
+        CHECK_MSG(e <= kgi_gemm_tolerance(k), "kg_matmul %s %dx%dx%d: error %.3g", layout, m, n, k, e);
+        matmul_runs++;
+    }
+    char config[512], why[1024];
+    CHECK(kg_matmul_explain(ctx, layout, m, n, k, config, sizeof config, why, sizeof why) == KG_OK);
+    if (offset_a) {
+        /* recorded (KGEN_VERBOSE=1): the unaligned call's choice is the only one */
+        CHECK_MSG(strstr(why, "recorded by kg_matmul") && strstr(config, "vec=1") && strstr(why, "A is not"),
+                  "%s / %s", config, why);
+        kgi_dev_free(ctx, (float *)da - 1);
+    } else if (expect) {
+        CHECK_MSG(strstr(config, expect), "%s %dx%dx%d: expected %s in %s (%s)", layout, m, n, k, expect, config, why);
+    }
+    printf("kg_matmul %s %dx%dx%d%s: %s\n  %s\n", layout, m, n, k, offset_a ? " (A unaligned)" : "", config, why);
+    problem_free(ctx, &p);
+}
+
+static void test_matmul(kg_context *ctx)
+{
+    for (int l = 0; l < 4; l++) {
+        check_matmul(ctx, layouts[l], 1, 1, 1, 0, "bounds=1");
+        check_matmul(ctx, layouts[l], 100, 37, 19, 0, "bounds=1");
+        check_matmul(ctx, layouts[l], 1000, 999, 1001, 0, "vec=4"); /* padded leading dimensions: still vec=4 */
+        check_matmul(ctx, layouts[l], 96, 160, 64, 1, NULL);
+    }
+    check_matmul(ctx, "nn", 2048, 2048, 256, 0, "bounds=0");
+    check_matmul(ctx, "tt", 1024, 1024, 1024, 0, "bm=64");
+    printf("kg_matmul: %d calls checked\n", matmul_runs);
+
+    /* refusals name what is wrong */
+    void *d;
+    CHECK(kgi_dev_alloc(ctx, 64 * 64 * 4, &d) == KG_OK);
+    CHECK(kg_matmul(ctx, "nn", 8, 8, 8, 1, NULL, 8, d, 8, 0, d, 8, NULL) == KG_ERR_SHAPE);
+    CHECK_MSG(strstr(kg_last_error(ctx), "A is a NULL pointer"), "%s", kg_last_error(ctx));
+    CHECK(kg_matmul(ctx, "nn", 8, 8, 16, 1, d, 8, d, 8, 0, d, 8, NULL) == KG_ERR_SHAPE);
+    CHECK_MSG(strstr(kg_last_error(ctx), "lda=8 is less than K"), "%s", kg_last_error(ctx));
+    CHECK(kg_matmul(ctx, "nx", 8, 8, 8, 1, d, 8, d, 8, 0, d, 8, NULL) == KG_ERR_INVALID_ARG);
+    CHECK(kg_matmul(ctx, "nn", 8, 0, 8, 1, d, 8, d, 8, 0, d, 8, NULL) == KG_ERR_INVALID_ARG);
+    kg_kernel *b0;
+    CHECK(kg_kernel_get(ctx, NULL, "bm=32 bn=32 bk=32 tm=2 tn=2 bounds=0", &b0) == KG_OK);
+    kg_gemm g = {33, 32, 32, 1, 0, d, 32, d, 32, d, 32};
+    CHECK(kg_kernel_launch(ctx, b0, &g, NULL) == KG_ERR_SHAPE);
+    CHECK_MSG(strstr(kg_last_error(ctx), "M=33 is not a multiple of 32"), "%s", kg_last_error(ctx));
+    kgi_dev_free(ctx, d);
+}
+
+static void test_device(kg_context *ctx)
+{
+    kg_device_info info;
+    CHECK(kg_device_query(ctx, KG_DEVICE_NONE, &info) == KG_OK);
+    int arch = info.cc_major * 10 + info.cc_minor;
+    const kgi_limits *lim = kgi_context_limits(ctx);
+    CHECK(arch == kg_arch(ctx) && lim->sm == arch);
+    CHECK(info.name[0] && info.sm_count > 0 && info.warp_size == 32 && info.total_mem > 0);
+    CHECK(lim->smem_per_block_optin == info.smem_per_block_optin && lim->regs_per_sm == info.regs_per_sm);
+    CHECK(lim->max_threads_per_sm == info.max_threads_per_sm && lim->ref_sm_count == info.sm_count);
+    CHECK(info.peak_fp32_tflops > 1 && info.peak_bandwidth_gbs > 100 && info.l2_bytes > 0);
+    CHECK(kg_set_arch(ctx, arch == 80 ? 90 : 80) == KG_ERR_INVALID_ARG);
+    int count = 0;
+    CHECK(kg_device_count(ctx, &count) == KG_OK && count >= 1);
+    kg_context *other;
+    CHECK(kg_context_open(&other, 999) == KG_ERR_NO_DEVICE);
+    CHECK_MSG(strstr(kg_last_error(other), "999"), "%s", kg_last_error(other));
+    kg_context_close(other);
+    printf("device: %s, sm_%d, %d SMs\n", info.name, arch, info.sm_count);
+}
+
+static void test_pre_kernel(kg_context *ctx, const char *dir)
+{
+    CHECK(kg_set_template_path(ctx, dir) == KG_OK);
+    for (int l = 0; l < 4; l++) {
+        char cfg[64];
+        snprintf(cfg, sizeof cfg, "side=16 layout=%s", layouts[l]);
+        kg_kernel *k;
+        kg_status st = kg_kernel_get(ctx, "prebeta", cfg, &k);
+        CHECK_MSG(st == KG_OK, "prebeta: %s", kg_last_error(ctx));
+        if (st != KG_OK)
+            continue;
+        double e;
+        st = kgi_verify_kernel(ctx, k, 70, 45, 33, ALPHA, BETA, 3, 9 + l, &e);
+        CHECK_MSG(st == KG_OK, "prebeta %s beta=%g: %s", layouts[l], BETA, kg_last_error(ctx));
+        st = kgi_verify_kernel(ctx, k, 70, 45, 33, ALPHA, 0.0f, 0, 19 + l, &e);
+        CHECK_MSG(st == KG_OK, "prebeta %s beta=0: %s", layouts[l], kg_last_error(ctx));
+    }
+    CHECK(kg_set_template_path(ctx, NULL) == KG_OK);
+}
+
+static void test_timing(kg_context *ctx)
+{
+    kg_kernel *k;
+    CHECK(kg_kernel_get(ctx, NULL, "bm=64 bn=64 bk=16 tm=4 tn=4 vec=4", &k) == KG_OK);
+    problem p;
+    CHECK(problem_init(ctx, &p, "nn", 1024, 1024, 1024, 3));
+    void *c0;
+    CHECK(kgi_dev_alloc(ctx, p.nc * 4, &c0) == KG_OK && kgi_dev_upload(ctx, c0, p.c, p.nc * 4) == KG_OK);
+    kg_gemm g = {1024, 1024, 1024, ALPHA, BETA, p.da, p.lda, p.db, p.ldb, p.dc, p.ldc};
+    kgi_timing t;
+    CHECK_MSG(kgi_time_kernel(ctx, k, &g, c0, 1, 2.0, &t) == KG_OK, "%s", kg_last_error(ctx));
+    CHECK(t.reps >= 10 && t.reps <= 1000 && t.min_ms > 0 && t.min_ms <= t.median_ms && t.median_ms <= t.max_ms);
+    printf("timing 1024^3 64x64x16: median %.4f ms over %d runs (spread %.1f%%)\n", t.median_ms, t.reps,
+           100 * t.spread);
+    CHECK(kgi_time_kernel_reps(ctx, k, &g, c0, 0, 25, 25, 2.0, &t) == KG_OK && t.reps == 25);
+    /* C was restored before each run: the result is one update, not 25 */
+    CHECK(kgi_dev_download(ctx, p.out, p.dc, p.nc * 4) == KG_OK);
+    CHECK(kgi_gemm_error_mag(1024, 1024, p.out, p.ldc, p.ref, p.mag) <= kgi_gemm_tolerance(1024));
+    kgi_dev_free(ctx, c0);
+    problem_free(ctx, &p);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s TEST_TEMPLATE_DIR\n", argv[0]);
+        return 2;
+    }
+    char dir[] = "/tmp/kgen-test-gpu-XXXXXX";
+    if (!mkdtemp(dir))
+        return 1;
+    setenv("KGEN_CACHE_DIR", dir, 1);
+    unsetenv("KGEN_CACHE");
+    setenv("KGEN_VERBOSE", "1", 1);
+    kg_context *ctx;
+    kg_status st = kg_context_open(&ctx, 0);
+    if (st == KG_ERR_NO_DRIVER || st == KG_ERR_NO_DEVICE) {
+        printf("%s\n", kg_last_error(ctx));
+        kg_context_close(ctx);
+        TEST_SKIP("no GPU here");
+    }
+    CHECK_MSG(st == KG_OK, "%s", kg_last_error(ctx));
+    if (st != KG_OK)
+        TEST_DONE();
+    if (kgi_arch_limits(kg_arch(ctx)))
+        precompile(kg_arch(ctx));
+    test_device(ctx);
+    test_configs(ctx);
+    test_matmul(ctx);
+    test_timing(ctx);
+    test_pre_kernel(ctx, argv[1]);
+    kg_context_close(ctx);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+    TEST_DONE();
+}

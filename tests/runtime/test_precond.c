@@ -1,0 +1,123 @@
+/*
+ * test_precond.c -- what kg_kernel_launch refuses, without a GPU: a kernel
+ * without bound checks on a shape that is not a multiple of its tile, a
+ * vector-load kernel on unaligned leading dimensions or pointers, leading
+ * dimensions below the minimum, grids beyond the device's limits; each
+ * refusal names the broken precondition (kgi_geometry_admits, which
+ * kg_kernel_launch calls). And kg_matmul's pick (kg_matmul_explain) never
+ * uses bounds=0 on a shape that is not a multiple, nor vec>1 where the
+ * alignment does not allow it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/internal.h"
+#include "testutil.h"
+
+static kgi_geometry geometry(kg_context *ctx, const char *config)
+{
+    kg_source *src;
+    kgi_geometry g;
+    memset(&g, 0, sizeof g);
+    if (kg_render(ctx, NULL, config, &src) == KG_OK) {
+        g = src->geo;
+        kg_source_free(src);
+    }
+    return g;
+}
+
+/* A fake device address: only its alignment matters here. */
+#define PTR(off) ((float *)(uintptr_t)(0x10000000u + (off)))
+
+static int admits(const kgi_geometry *geo, kg_gemm g, const char *expect)
+{
+    char why[256] = "";
+    int ok = kgi_geometry_admits(geo, &g, why, sizeof why);
+    if (expect) {
+        CHECK_MSG(!ok && strstr(why, expect), "M=%d N=%d K=%d lda=%d ldb=%d ldc=%d: expected a refusal naming '%s', got %s '%s'",
+                  g.m, g.n, g.k, g.lda, g.ldb, g.ldc, expect, ok ? "acceptance" : "refusal", why);
+    } else {
+        CHECK_MSG(ok, "M=%d N=%d K=%d lda=%d ldb=%d: refused: %s", g.m, g.n, g.k, g.lda, g.ldb, why);
+    }
+    return ok;
+}
+
+static kg_gemm gemm(int m, int n, int k, int lda, int ldb, int ldc)
+{
+    kg_gemm g = {m, n, k, 1.0f, 0.0f, PTR(0), lda, PTR(0x100000), ldb, PTR(0x200000), ldc};
+    return g;
+}
+
+int main(void)
+{
+    setenv("KGEN_CACHE", "0", 1);
+    kg_context *ctx;
+    CHECK(kg_context_open(&ctx, KG_DEVICE_NONE) == KG_OK);
+
+    /* no bound checks: M, N, K multiples of the tile */
+    kgi_geometry b0 = geometry(ctx, "bm=64 bn=32 bk=16 tm=4 tn=2 bounds=0");
+    CHECK(b0.m_multiple == 64 && b0.n_multiple == 32 && b0.k_multiple == 16);
+    admits(&b0, gemm(128, 64, 32, 32, 64, 64), NULL);
+    admits(&b0, gemm(100, 64, 32, 32, 64, 64), "M=100 is not a multiple of 64");
+    admits(&b0, gemm(128, 48, 32, 32, 48, 48), "N=48 is not a multiple of 32");
+    admits(&b0, gemm(128, 64, 33, 33, 64, 64), "K=33 is not a multiple of 16");
+    admits(&b0, gemm(1, 1, 1, 1, 1, 1), "M=1");
+    /* with bound checks the same shapes run */
+    kgi_geometry b1 = geometry(ctx, "bm=64 bn=32 bk=16 tm=4 tn=2 bounds=1");
+    admits(&b1, gemm(100, 48, 33, 33, 48, 48), NULL);
+    admits(&b1, gemm(1, 1, 1, 1, 1, 1), NULL);
+
+    /* vector loads: lda, ldb multiples of vec, A and B aligned */
+    kgi_geometry v4 = geometry(ctx, "bm=64 bn=64 bk=16 tm=4 tn=4 vec=4");
+    CHECK(v4.ld_multiple == 4 && v4.align == 16);
+    admits(&v4, gemm(100, 100, 100, 100, 100, 100), NULL);
+    admits(&v4, gemm(100, 100, 99, 99, 100, 100), "lda=99 is not a multiple of 4");
+    admits(&v4, gemm(100, 99, 100, 100, 99, 99), "ldb=99 is not a multiple of 4");
+    kg_gemm g = gemm(100, 100, 100, 100, 100, 100);
+    g.a = PTR(4);
+    admits(&v4, g, "A is not 16-byte aligned");
+    g = gemm(100, 100, 100, 100, 100, 100);
+    g.b = PTR(8);
+    admits(&v4, g, "B is not 16-byte aligned");
+    kgi_geometry v2 = geometry(ctx, "bm=64 bn=64 bk=16 tm=4 tn=4 vec=2");
+    g.b = PTR(0x100008);
+    admits(&v2, g, NULL);
+
+    /* leading dimensions against the layout */
+    kgi_geometry tn = geometry(ctx, "layout=tn");
+    admits(&tn, gemm(50, 40, 30, 50, 40, 40), NULL); /* A stored K x M: lda >= M */
+    admits(&tn, gemm(50, 40, 30, 30, 40, 40), "lda=30 is less than M");
+    kgi_geometry nt = geometry(ctx, "layout=nt");
+    admits(&nt, gemm(50, 40, 30, 30, 30, 40), NULL); /* B stored N x K: ldb >= K */
+    admits(&nt, gemm(50, 40, 30, 30, 29, 40), "ldb=29 is less than K");
+    admits(&nt, gemm(50, 40, 30, 30, 30, 39), "ldc=39 is less than N");
+    admits(&nt, gemm(0, 40, 30, 30, 30, 40), "at least 1");
+    g = gemm(50, 40, 30, 30, 30, 40);
+    g.c = NULL;
+    admits(&nt, g, "C is a NULL pointer");
+    g = gemm(50, 40, 30, 30, 30, 40);
+    g.c = PTR(0x200002);
+    admits(&nt, g, "C is not aligned");
+
+    /* the grid: at most 65535 blocks along y */
+    kgi_geometry small = geometry(ctx, "bm=16 bn=16 bk=16 tm=1 tn=1");
+    admits(&small, gemm(16 * 65535, 16, 16, 16, 16, 16), NULL);
+    admits(&small, gemm(16 * 65535 + 1, 16, 16, 16, 16, 16), "the limit is 65535");
+
+    /* kg_matmul's pick: bounds=0 only on multiples, vec=4 only aligned */
+    char config[512], why[1024];
+    CHECK(kg_matmul_explain(ctx, "nn", 4096, 4096, 4096, config, sizeof config, why, sizeof why) == KG_OK);
+    CHECK_MSG(strstr(config, "bounds=0") && strstr(config, "vec=4"), "4096^3: %s (%s)", config, why);
+    CHECK(kg_matmul_explain(ctx, "nn", 4097, 4096, 4096, config, sizeof config, why, sizeof why) == KG_OK);
+    CHECK_MSG(strstr(config, "bounds=1") && strstr(why, "M=4097"), "4097: %s (%s)", config, why);
+    CHECK(kg_matmul_explain(ctx, "tt", 4096, 4096, 4095, config, sizeof config, why, sizeof why) == KG_OK);
+    CHECK_MSG(strstr(config, "bounds=1") && strstr(config, "vec=1") && strstr(config, "layout=tt"),
+              "K=4095 (ldb = K is not a multiple of 4 in tt): %s (%s)", config, why);
+    CHECK(kg_matmul_explain(ctx, "nt", 7, 5, 3, config, sizeof config, why, sizeof why) == KG_OK);
+    CHECK_MSG(strstr(config, "bounds=1") && strstr(why, "small"), "7x5x3: %s (%s)", config, why);
+    CHECK(kg_matmul_explain(ctx, "xy", 7, 5, 3, config, sizeof config, why, sizeof why) == KG_ERR_INVALID_ARG);
+    CHECK(kg_matmul_explain(ctx, "nn", 0, 5, 3, config, sizeof config, why, sizeof why) == KG_ERR_INVALID_ARG);
+    kg_context_close(ctx);
+    TEST_DONE();
+}
