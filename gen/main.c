@@ -20,6 +20,65 @@ static const command commands[] = {
     {"params", kgc_cmd_params,
      "kgen params [--template NAME]\n"
      "  Lists the template's parameters: default, allowed values, meaning.\n"},
+    {"compile", kgc_cmd_compile,
+     "kgen compile [OPTIONS] [--arch sm_XY] [-o FILE.cubin]\n"
+     "  Compiles one configuration to CUBIN with NVRTC (no GPU needed) and prints its\n"
+     "  registers, spills, shared memory, cubin size and compile time.\n"
+     "  Without --arch: the first GPU's architecture, or sm_90 where there is none.\n"
+     "  -o, --output FILE   write the CUBIN to FILE atomically\n"},
+    {"device", kgc_cmd_device,
+     "kgen device [--arch sm_XY]\n"
+     "  Prints every GPU's limits (shared memory, registers, threads, L2, clocks) and\n"
+     "  derived peaks; with --arch, the offline limits kgen uses for that architecture.\n"},
+    {"run", kgc_cmd_run,
+     "kgen run --m M --n N --k K [OPTIONS]\n"
+     "  Runs one configuration on random data, checks it against a float64 CPU\n"
+     "  reference and times it (CUDA events, warm-up, median, L2 flushed).\n"
+     "  --m, --n, --k N     the shape: C is M x N, the inner dimension K\n"
+     "  --layout nn|nt|tn|tt  the operands' storage (a template parameter)\n"
+     "  --alpha A --beta B  C = alpha*op(A)*op(B) + beta*C (default 1 and 0)\n"
+     "  --seed S            random inputs from seed S (default 1)\n"
+     "  --device D          the GPU's ordinal (default 0)\n"
+     "  --reps R            time exactly R runs (default: 10 to 1000, until stable)\n"
+     "  Exit status 1 when the result disagrees with the reference.\n"},
+    {"explain", kgc_cmd_explain, kgc_explain_usage},
+    {"tune", kgc_cmd_tune,
+     "kgen tune --m M --n N --k K [OPTIONS]   (or --shapes FILE; --dry-run --arch sm_XY needs no GPU)\n"
+     "  Finds the fastest correct configuration for this GPU and shape and records every\n"
+     "  evaluated one in the tuning database, where kg_matmul finds the best. Resumes: a\n"
+     "  finished configuration is not evaluated again (--force re-times).\n"
+     "  --template NAME      a template to tune (repeatable; `all`: every one with a space;\n"
+     "                       default: every embedded template that declares a space)\n"
+     "  --space \"p=v1,v2 ..\" replace the listed parameters' value lists (--bm 64: fix one)\n"
+     "  --layout nn|nt|tn|tt the operands' storage (default nn)\n"
+     "  --shapes FILE        lines `M N K` or `tag M N K` ('#' comments)\n"
+     "  --strategy S         exhaustive (default), random, anneal, model (model-ranked top-k)\n"
+     "  --budget N           evaluations per shape (default: all for exhaustive, else 10%, >= 20)\n"
+     "  --time S             stop starting candidates after S seconds\n"
+     "  --seed S             seed for random and anneal (default 1)\n"
+     "  --db FILE            database (default $KGEN_DB, $XDG_DATA_HOME/kgen/tune.db,\n"
+     "                       ~/.local/share/kgen/tune.db)\n"
+     "  --jobs J             compile threads (default: one per core)\n"
+     "  --device D | --devices all|D1,D2,..  GPUs to time on, one worker process each\n"
+     "  --shard I/N          only slice I of N of the space (merge slices with kgen db merge)\n"
+     "  --force              evaluate again what the database already has\n"
+     "  --dry-run            no GPU: enumerate, check, compile, prune; print what would be timed\n"
+     "  --alpha A --beta B   the GEMM's scalars while timing (default 1, 0)\n"
+     "  --max-seconds S      timing cap per candidate (default 0.25)\n"
+     "  --timeout S          watchdog per candidate before its first launch ends (default 60)\n"
+     "  --slow-factor F      a first launch F x slower than the best is not timed in full (3; 0 off)\n"
+     "  --max-spill B        spill bytes allowed (default 0); --min-occupancy X (default 0.0625)\n"
+     "  --no-flush           do not flush the L2 between timed runs\n"
+     "  --top N              rows of the final table (default 10, dry run 20; 0: all)\n"
+     "  --csv | --json       the final table on standard output\n"},
+    {"db", kgc_cmd_db,
+     "kgen db list|show|export|import|merge [--db FILE] ...\n"
+     "  list                 every tuned device, layout and shape with its best configuration\n"
+     "  show [FILTERS] [--top N]   rows, fastest correct first, with reasons for the rest\n"
+     "  export [FILTERS] [-o FILE] [--format csv|json]   all columns (format from .json/.csv)\n"
+     "  import FILE...       rows from an export; a key already present keeps the newer row\n"
+     "  merge DB...          other databases (e.g. the shards of a sweep) into --db\n"
+     "  FILTERS: --device NAME --template T --layout L --outcome O --m M --n N --k K\n"},
 };
 
 static const char common_usage[] =
