@@ -1,0 +1,271 @@
+/*
+ * pool.c -- the compile pool (see pool.h).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "autotune/pool.h"
+
+/* A thread's context is reopened after this many compiles, so that its
+ * in-memory CUBIN cache does not grow with the whole space. */
+#define RECYCLE_EVERY 128
+
+enum { NOT_QUEUED, QUEUED, COMPILING, DONE };
+
+struct kgi_pool {
+    const kgi_space *sp;
+    kgi_limits lim;
+    int arch;
+    char *path;
+    kgi_prune_rules rules;
+    int notify_fd;
+    pthread_mutex_t mu;
+    pthread_cond_t work, idle;
+    int *queue, head, tail;     /* FIFO of candidate indices to compile */
+    int *done, dhead, dtail;    /* FIFO of compiled ones, for kgi_pool_take */
+    unsigned char *state;
+    kgi_compiled *result;
+    int stopping, busy;
+    int compiled, from_cache;
+    double compile_ms;
+    pthread_t *threads;
+    int nthreads;
+};
+
+void kgi_prune_compiled(const kgi_limits *lim, const kgi_prune_rules *rules, kgi_compiled *c)
+{
+    int threads = (int)(c->geo.block[0] * c->geo.block[1] * c->geo.block[2]);
+    c->smem = (long)(c->info.smem_static + c->geo.smem_dynamic);
+    kgi_occupancy_calc(lim, threads, c->info.registers, (size_t)c->smem, &c->occ);
+    int spills = c->info.spill_stores + c->info.spill_loads;
+    if (c->occ.by_regs == 0) {
+        c->prune = KGI_OUT_PRUNED_REGS;
+        snprintf(c->reason, sizeof c->reason,
+                 "%d registers x %d threads need %d registers per block (allocated per warp); the limit is %d",
+                 c->info.registers, threads, c->occ.regs_per_block, lim->regs_per_block);
+    } else if (spills > rules->max_spill_bytes) {
+        c->prune = KGI_OUT_PRUNED_SPILLS;
+        snprintf(c->reason, sizeof c->reason, "spills %d bytes to local memory (stores %d, loads %d); allowed %d",
+                 spills, c->info.spill_stores, c->info.spill_loads, rules->max_spill_bytes);
+    } else if (c->occ.blocks_per_sm == 0 || c->occ.occupancy < rules->min_occupancy) {
+        c->prune = KGI_OUT_PRUNED_OCCUPANCY;
+        snprintf(c->reason, sizeof c->reason,
+                 "occupancy %.1f%% (%d blocks of %d warps per SM, limited by %s) is under the minimum %.1f%%",
+                 100 * c->occ.occupancy, c->occ.blocks_per_sm, c->occ.warps_per_block, c->occ.limiter,
+                 100 * rules->min_occupancy);
+    }
+}
+
+/* Renders (for the geometry) and compiles one candidate in this thread's
+ * context. */
+static void compile_one(kgi_pool *p, kg_context *ctx, int idx, kgi_compiled *c)
+{
+    const kgi_cand *cand = &p->sp->cand[idx];
+    const char *tmpl = p->sp->tmpl[cand->tmpl].name;
+    memset(c, 0, sizeof *c);
+    char err[900];
+    kg_source *src;
+    kg_status st = kgi_host_render(ctx->host, tmpl, cand->config, &p->lim, &src, err, sizeof err);
+    if (st != KG_OK) {
+        c->prune = st == KG_ERR_CONFIG ? KGI_OUT_PRUNED_CHECK : KGI_OUT_COMPILE_ERROR;
+        snprintf(c->reason, sizeof c->reason, "render: %s", err);
+        return;
+    }
+    c->geo = src->geo;
+    kg_source_free(src);
+    kg_cubin *cubin;
+    if ((st = kg_compile(ctx, tmpl, cand->config, p->arch, &cubin)) != KG_OK) {
+        c->prune = st == KG_ERR_CONFIG ? KGI_OUT_PRUNED_CHECK : KGI_OUT_COMPILE_ERROR;
+        snprintf(c->reason, sizeof c->reason, "%s", kg_last_error(ctx));
+        return;
+    }
+    c->info = *kg_cubin_info(cubin);
+    kg_cubin_free(cubin);
+    kgi_prune_compiled(&p->lim, &p->rules, c);
+}
+
+static kg_context *thread_context(kgi_pool *p)
+{
+    kg_context *ctx;
+    if (kg_context_open(&ctx, KG_DEVICE_NONE) != KG_OK) {
+        kg_context_close(ctx);
+        return NULL;
+    }
+    if (kg_set_arch(ctx, p->arch) != KG_OK || kg_set_template_path(ctx, p->path) != KG_OK) {
+        kg_context_close(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+static void *worker(void *arg)
+{
+    kgi_pool *p = arg;
+    kg_context *ctx = NULL;
+    int uses = 0;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->stopping && p->head == p->tail)
+            pthread_cond_wait(&p->work, &p->mu);
+        if (p->stopping)
+            break;
+        int idx = p->queue[p->head++];
+        p->state[idx] = COMPILING;
+        p->busy++;
+        pthread_mutex_unlock(&p->mu);
+
+        kgi_compiled c;
+        if (ctx && uses >= RECYCLE_EVERY) {
+            kg_context_close(ctx);
+            ctx = NULL;
+        }
+        if (!ctx) {
+            ctx = thread_context(p);
+            uses = 0;
+        }
+        if (ctx) {
+            compile_one(p, ctx, idx, &c);
+            uses++;
+        } else {
+            memset(&c, 0, sizeof c);
+            c.prune = KGI_OUT_COMPILE_ERROR;
+            snprintf(c.reason, sizeof c.reason, "cannot open a compile context for sm_%d", p->arch);
+        }
+
+        pthread_mutex_lock(&p->mu);
+        p->result[idx] = c;
+        p->state[idx] = DONE;
+        p->done[p->dtail++] = idx;
+        p->busy--;
+        p->compiled++;
+        if (c.info.cache)
+            p->from_cache++;
+        else
+            p->compile_ms += c.info.compile_ms;
+        pthread_cond_broadcast(&p->idle);
+        if (p->notify_fd >= 0) {
+            char b = 1;
+            ssize_t w = write(p->notify_fd, &b, 1); /* non-blocking; a full pipe already wakes the reader */
+            (void)w;
+        }
+    }
+    pthread_mutex_unlock(&p->mu);
+    kg_context_close(ctx);
+    return NULL;
+}
+
+kg_status kgi_pool_start(kgi_pool **out, int threads, const kgi_space *sp, const kgi_limits *lim, int arch,
+                         const char *template_path, const kgi_prune_rules *rules, int notify_fd, char *err,
+                         size_t errlen)
+{
+    *out = NULL;
+    kgi_pool *p = calloc(1, sizeof *p);
+    if (!p)
+        return KG_ERR_NOMEM;
+    p->sp = sp;
+    p->lim = *lim;
+    p->arch = arch;
+    p->rules = *rules;
+    p->notify_fd = notify_fd;
+    p->path = template_path ? strdup(template_path) : NULL;
+    size_t n = (size_t)sp->n + 1;
+    p->queue = malloc(n * sizeof *p->queue);
+    p->done = malloc(n * sizeof *p->done);
+    p->state = calloc(n, 1);
+    p->result = calloc(n, sizeof *p->result);
+    p->threads = calloc((size_t)threads, sizeof *p->threads);
+    if (!p->queue || !p->done || !p->state || !p->result || !p->threads || (template_path && !p->path)) {
+        kgi_pool_stop(p);
+        return KG_ERR_NOMEM;
+    }
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->work, NULL);
+    pthread_cond_init(&p->idle, NULL);
+    for (int i = 0; i < threads; i++) {
+        int rc = pthread_create(&p->threads[i], NULL, worker, p);
+        if (rc != 0) {
+            snprintf(err, errlen, "cannot start compile thread %d: %s", i, strerror(rc));
+            kgi_pool_stop(p);
+            return KG_ERR_NOMEM;
+        }
+        p->nthreads++;
+    }
+    *out = p;
+    return KG_OK;
+}
+
+void kgi_pool_submit(kgi_pool *p, int idx)
+{
+    pthread_mutex_lock(&p->mu);
+    if (p->state[idx] == NOT_QUEUED) {
+        p->state[idx] = QUEUED;
+        p->queue[p->tail++] = idx;
+        pthread_cond_signal(&p->work);
+    }
+    pthread_mutex_unlock(&p->mu);
+}
+
+int kgi_pool_result(kgi_pool *p, int idx, kgi_compiled *out)
+{
+    pthread_mutex_lock(&p->mu);
+    int done = p->state[idx] == DONE;
+    if (done)
+        *out = p->result[idx];
+    pthread_mutex_unlock(&p->mu);
+    return done;
+}
+
+int kgi_pool_take(kgi_pool *p, int *idx)
+{
+    pthread_mutex_lock(&p->mu);
+    int any = p->dhead < p->dtail;
+    if (any)
+        *idx = p->done[p->dhead++];
+    pthread_mutex_unlock(&p->mu);
+    return any;
+}
+
+void kgi_pool_wait(kgi_pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    while (p->head != p->tail || p->busy > 0)
+        pthread_cond_wait(&p->idle, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+}
+
+void kgi_pool_stats(kgi_pool *p, int *compiled, int *from_cache, double *compile_ms)
+{
+    pthread_mutex_lock(&p->mu);
+    *compiled = p->compiled;
+    *from_cache = p->from_cache;
+    *compile_ms = p->compile_ms;
+    pthread_mutex_unlock(&p->mu);
+}
+
+void kgi_pool_stop(kgi_pool *p)
+{
+    if (!p)
+        return;
+    if (p->nthreads > 0) {
+        pthread_mutex_lock(&p->mu);
+        p->stopping = 1;
+        pthread_cond_broadcast(&p->work);
+        pthread_mutex_unlock(&p->mu);
+        for (int i = 0; i < p->nthreads; i++)
+            pthread_join(p->threads[i], NULL);
+        pthread_mutex_destroy(&p->mu);
+        pthread_cond_destroy(&p->work);
+        pthread_cond_destroy(&p->idle);
+    }
+    free(p->threads);
+    free(p->queue);
+    free(p->done);
+    free(p->state);
+    free(p->result);
+    free(p->path);
+    free(p);
+}

@@ -1,0 +1,63 @@
+/*
+ * pool.h -- compiling candidates in parallel, and pruning them on what the
+ * compiler reports.
+ *
+ * A pool of threads (one per core by default), each with its own CPU-only
+ * context (its own Lua state, which is not thread-safe to share), renders
+ * and compiles candidates through kg_compile, so that the CUBIN lands in the
+ * disk cache where the GPU worker's kg_kernel_get finds it. After compiling,
+ * registers x threads, spills and occupancy prune. The main thread submits
+ * candidates in the order it wants them and is woken through `notify_fd`
+ * (one byte per finished candidate) while it times earlier ones on the GPU.
+ */
+#ifndef KGEN_AUTOTUNE_POOL_H
+#define KGEN_AUTOTUNE_POOL_H
+
+#include "autotune/result.h"
+#include "autotune/space.h"
+
+/* Rules applied after compiling. */
+typedef struct kgi_prune_rules {
+    int max_spill_bytes;       /* spill stores + loads allowed (default 0) */
+    double min_occupancy;      /* resident warps / max warps per SM (default 1/64: one warp) */
+} kgi_prune_rules;
+
+/* What compiling one candidate found. */
+typedef struct kgi_compiled {
+    kgi_outcome prune;         /* KGI_OUT_NONE: runnable; else compile_error or pruned_* */
+    char reason[1024];
+    kg_compile_info info;
+    kgi_geometry geo;
+    kgi_occupancy occ;
+    long smem;                 /* static + dynamic bytes per block */
+} kgi_compiled;
+
+typedef struct kgi_pool kgi_pool;
+
+/* Starts `threads` threads compiling for sm_`arch`, checking against `lim`
+ * (the device's). `template_path` is the colon-separated template path
+ * (NULL: embedded only). */
+kg_status kgi_pool_start(kgi_pool **out, int threads, const kgi_space *sp, const kgi_limits *lim, int arch,
+                         const char *template_path, const kgi_prune_rules *rules, int notify_fd, char *err,
+                         size_t errlen);
+/* Queues candidate `idx` (once; later calls are ignored). */
+void kgi_pool_submit(kgi_pool *p, int idx);
+/* 1 and a copy of the outcome when candidate idx has been compiled, else 0. */
+int kgi_pool_result(kgi_pool *p, int idx, kgi_compiled *out);
+/* Pops a candidate finished since the last call (in completion order):
+ * 1 and its index, or 0 when none is waiting. */
+int kgi_pool_take(kgi_pool *p, int *idx);
+/* Blocks until every submitted candidate is compiled. */
+void kgi_pool_wait(kgi_pool *p);
+/* How many candidates compiled so far, and the total compile time (ms)
+ * NVRTC spent on those that did not come from a cache. */
+void kgi_pool_stats(kgi_pool *p, int *compiled, int *from_cache, double *compile_ms);
+/* Stops the threads (after their current compile) and frees the pool. */
+void kgi_pool_stop(kgi_pool *p);
+
+/* The post-compile rules alone (registers, spills, occupancy) for a
+ * compiled candidate: fills c->occ and, when one applies, c->prune and
+ * c->reason. Exposed for tests against a limits table. */
+void kgi_prune_compiled(const kgi_limits *lim, const kgi_prune_rules *rules, kgi_compiled *c);
+
+#endif

@@ -1,0 +1,95 @@
+/*
+ * space.h -- the tuner's search space: every combination of the values a
+ * template declares in its `space` table (several templates form one space),
+ * checked with the template's check() against the device's limits.
+ *
+ * Candidates that pass check() are kept with what the template's
+ * resources() says about them (for the analytic model) and a coordinate per
+ * parameter: the rank of its value among the values that parameter takes in
+ * the space, so that strategies can move to neighbours. Candidates that fail
+ * check() are kept, with the reason, in `pruned`.
+ */
+#ifndef KGEN_AUTOTUNE_SPACE_H
+#define KGEN_AUTOTUNE_SPACE_H
+
+#include "runtime/internal.h"
+
+#define KGI_SPACE_MAX_DIMS 24
+#define KGI_SPACE_MAX_TEMPLATES 16
+#define KGI_SPACE_MAX_COMBINATIONS 2000000L
+
+/* What resources() reports, before anything is compiled. */
+typedef struct kgi_res {
+    int threads;
+    long smem;                 /* static + dynamic bytes per block */
+    int tile_m, tile_n, tile_k;
+    int outputs;               /* outputs of C per thread */
+    double loads_a, loads_b;   /* floats read from global memory per phase */
+    double flops_per_phase;
+} kgi_res;
+
+typedef struct kgi_cand {
+    int tmpl;                  /* index into kgi_space.tmpl */
+    char config[512];          /* canonical text */
+    int coord[KGI_SPACE_MAX_DIMS];
+    kgi_res res;
+} kgi_cand;
+
+typedef struct kgi_pruned {
+    int tmpl;
+    char config[512];
+    char reason[512];
+} kgi_pruned;
+
+typedef struct kgi_space_tmpl {
+    char name[64];
+    int version;
+    int nparams;               /* all parameters, canonical order */
+    char param[KGI_SPACE_MAX_DIMS][32];
+    int nvalues[KGI_SPACE_MAX_DIMS]; /* distinct values among its candidates */
+} kgi_space_tmpl;
+
+typedef struct kgi_space {
+    kgi_space_tmpl tmpl[KGI_SPACE_MAX_TEMPLATES];
+    int ntmpl;
+    kgi_cand *cand;
+    int n, cap;
+    kgi_pruned *pruned;
+    int npruned, pcap;
+    long enumerated;           /* combinations generated (n + npruned) */
+    int *hash;                 /* coordinates -> index, built by kgi_space_finalize */
+    int hash_size;
+} kgi_space;
+
+/*
+ * Enumerates template `tmpl`'s space into sp and checks every combination
+ * against `lim`. `fixed` ("layout=nn") sets parameters for every candidate;
+ * `override` ("bm=64,128 tm=4") replaces the listed parameters' value lists
+ * (parameters the template lacks are ignored; kgi_space_check_override
+ * rejects names no template has). KG_ERR_CONFIG for bad values in either.
+ */
+kg_status kgi_space_add_template(kgi_space *sp, kgi_host *h, const char *tmpl, const char *fixed,
+                                 const char *override, const kgi_limits *lim, char *err, size_t errlen);
+/* Adds one configuration (checked; a rejected one goes to `pruned`). */
+kg_status kgi_space_add_config(kgi_space *sp, kgi_host *h, const char *tmpl, const char *config,
+                               const kgi_limits *lim, char *err, size_t errlen);
+/* Errors when `override` names a parameter none of the templates has. */
+kg_status kgi_space_check_override(kgi_host *h, const char *const *tmpls, int ntmpl, const char *override,
+                                   char *err, size_t errlen);
+/* Computes coordinates and the neighbour index; call after adding. */
+kg_status kgi_space_finalize(kgi_space *sp);
+/* Keeps slice `i` of `n` (every n-th candidate and pruned entry). */
+void kgi_space_shard(kgi_space *sp, int i, int n);
+void kgi_space_free(kgi_space *sp);
+
+/* The candidate of template `tmpl` at `coord`, or -1. */
+int kgi_space_find(const kgi_space *sp, int tmpl, const int *coord);
+/* Index of the candidate with this template and configuration, or -1. */
+int kgi_space_lookup(const kgi_space *sp, const char *tmpl, const char *config);
+
+/* Names of the templates that declare a `space`: the embedded ones and,
+ * when `path` (colon-separated directories) is given, the .lua files there.
+ * Returns the count. */
+int kgi_space_templates(kgi_host *h, const char *path, char names[][64], int max);
+
+#endif

@@ -1,0 +1,258 @@
+/*
+ * strategy.c -- exhaustive, random, simulated annealing and model-ranked
+ * top-k search (see strategy.h).
+ *
+ * The budget counts candidates that ran on the GPU, whatever the outcome
+ * (a candidate pruned after compiling costs only a compile). A candidate
+ * already evaluated in this search is never evaluated again. All randomness comes from the
+ * search's seed, so a search is reproducible, and a resumed one (whose
+ * finished candidates come back from the database) retraces its steps.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autotune/strategy.h"
+
+kg_status kgi_search_init(kgi_search *s)
+{
+    s->score = malloc((size_t)(s->space->n + 1) * sizeof *s->score);
+    if (!s->score)
+        return KG_ERR_NOMEM;
+    for (int i = 0; i < s->space->n; i++)
+        s->score[i] = NAN;
+    s->used = 0;
+    s->evaluated = 0;
+    s->stopped = 0;
+    s->best = -1;
+    if (s->width < 1)
+        s->width = 1;
+    return KG_OK;
+}
+
+void kgi_search_free(kgi_search *s)
+{
+    free(s->score);
+    s->score = NULL;
+}
+
+int kgi_search_left(const kgi_search *s)
+{
+    return s->budget > 0 ? (s->budget > s->used ? s->budget - s->used : 0) : INT_MAX;
+}
+
+int kgi_search_eval(kgi_search *s, const int *idx, int n)
+{
+    int left = kgi_search_left(s);
+    if (s->stopped || left == 0 || n <= 0)
+        return 0;
+    int *todo = malloc((size_t)n * sizeof *todo);
+    double *ms = malloc((size_t)n * sizeof *ms);
+    unsigned char *ran = calloc((size_t)n, 1);
+    int nt = 0, done = 0;
+    if (!todo || !ms || !ran) {
+        s->stopped = 1;
+        goto out;
+    }
+    /* Each candidate once: drop those already evaluated or repeated. */
+    for (int i = 0; i < n; i++) {
+        if (!isnan(s->score[idx[i]]))
+            continue;
+        s->score[idx[i]] = -1; /* a mark, until the evaluator answers */
+        todo[nt++] = idx[i];
+    }
+    for (int i = 0; i < nt; i++)
+        s->score[todo[i]] = NAN, ms[i] = NAN;
+    if (nt == 0)
+        goto out;
+    s->eval(s->ud, todo, nt, left, ms, ran);
+    for (int i = 0; i < nt; i++) {
+        if (isnan(ms[i]))
+            continue;
+        s->score[todo[i]] = ms[i];
+        done++;
+        s->used += ran[i];
+        if (isfinite(ms[i]) && (s->best < 0 || ms[i] < s->score[s->best]))
+            s->best = todo[i];
+    }
+    s->evaluated += done;
+    /* Candidates left unevaluated with budget to spare: the evaluator stopped. */
+    if (done < nt && kgi_search_left(s) > 0)
+        s->stopped = 1;
+out:
+    free(todo);
+    free(ms);
+    free(ran);
+    return done;
+}
+
+/* splitmix64: small, seedable, good enough for search decisions. */
+static unsigned long long next_random(unsigned long long *state)
+{
+    unsigned long long z = (*state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static int random_below(unsigned long long *state, int n) { return (int)(next_random(state) % (unsigned)n); }
+static double random_unit(unsigned long long *state) { return (next_random(state) >> 11) * 0x1.0p-53; }
+
+/* Every candidate, in the model's order when there is one: the order does not
+ * change what an exhaustive search finds, but a good best-so-far early lets
+ * the evaluator cut slow candidates short. */
+int kgi_strategy_exhaustive(kgi_search *s)
+{
+    int n = s->space->n;
+    int *order = malloc((size_t)(n + 1) * sizeof *order);
+    if (!order)
+        return -1;
+    for (int i = 0; i < n; i++)
+        order[i] = s->rank ? s->rank[i] : i;
+    kgi_search_eval(s, order, n);
+    free(order);
+    return s->best;
+}
+
+/* A uniformly random sample of the budget's size, without repetition (the
+ * evaluator goes down a random permutation until the budget is spent). */
+int kgi_strategy_random(kgi_search *s)
+{
+    int n = s->space->n;
+    int *perm = malloc((size_t)(n + 1) * sizeof *perm);
+    if (!perm)
+        return -1;
+    unsigned long long rng = s->seed;
+    for (int i = 0; i < n; i++)
+        perm[i] = i;
+    for (int i = n - 1; i > 0; i--) {
+        int j = random_below(&rng, i + 1), t = perm[i];
+        perm[i] = perm[j], perm[j] = t;
+    }
+    kgi_search_eval(s, perm, n);
+    free(perm);
+    return s->best;
+}
+
+/* The model's top-k: its best predictions, until the budget is spent. */
+int kgi_strategy_model(kgi_search *s)
+{
+    if (!s->rank)
+        return kgi_strategy_random(s);
+    kgi_search_eval(s, s->rank, s->space->n);
+    return s->best;
+}
+
+/* A neighbour of candidate c: one parameter moved one value up or down (a
+ * combination that check() rejected is not in the space; try another), or
+ * -1 when 64 tries found none. */
+static int neighbour(const kgi_search *s, int c, unsigned long long *rng)
+{
+    const kgi_space *sp = s->space;
+    const kgi_cand *x = &sp->cand[c];
+    const kgi_space_tmpl *t = &sp->tmpl[x->tmpl];
+    for (int tries = 0; tries < 64; tries++) {
+        int p = random_below(rng, t->nparams);
+        if (t->nvalues[p] < 2)
+            continue;
+        int coord[KGI_SPACE_MAX_DIMS];
+        memcpy(coord, x->coord, sizeof coord);
+        coord[p] += random_below(rng, 2) ? 1 : -1;
+        if (coord[p] < 0 || coord[p] >= t->nvalues[p])
+            continue;
+        int y = kgi_space_find(sp, x->tmpl, coord);
+        if (y >= 0)
+            return y;
+    }
+    return -1;
+}
+
+/* A random candidate not evaluated yet, or -1 when all are. */
+static int fresh_candidate(const kgi_search *s, unsigned long long *rng)
+{
+    int n = s->space->n, start = random_below(rng, n);
+    for (int i = 0; i < n; i++) {
+        int c = (start + i) % n;
+        if (isnan(s->score[c]))
+            return c;
+    }
+    return -1;
+}
+
+/*
+ * Simulated annealing on log(time): from a random start, propose `width`
+ * neighbours at a time, evaluate them together, and move to each in turn
+ * with the Metropolis rule at a temperature that falls geometrically from
+ * 0.5 to 0.005 over the budget (a move 35% slower is taken half the time at
+ * the start, almost never at the end). A failed candidate is never moved to.
+ * When the neighbourhood is exhausted it restarts from a fresh candidate.
+ */
+int kgi_strategy_anneal(kgi_search *s)
+{
+    int n = s->space->n;
+    if (n == 0)
+        return -1;
+    unsigned long long rng = s->seed;
+    int budget = kgi_search_left(s) < n ? kgi_search_left(s) : n;
+    const double t0 = 0.5, t1 = 0.005;
+    int cur = random_below(&rng, n);
+    kgi_search_eval(s, &cur, 1);
+    int *prop = malloc((size_t)s->width * sizeof *prop);
+    if (!prop)
+        return s->best;
+    int idle = 0;
+    while (!s->stopped && kgi_search_left(s) > 0 && s->evaluated < n) {
+        int np = 0;
+        for (int tries = 0; np < s->width && tries < 8 * s->width; tries++) {
+            int y = neighbour(s, cur, &rng);
+            if (y < 0)
+                break;
+            int dup = 0;
+            for (int j = 0; j < np && !dup; j++)
+                dup = prop[j] == y;
+            if (!dup && isnan(s->score[y]))
+                prop[np++] = y;
+        }
+        if (np == 0 || ++idle > 64) {
+            /* Nothing new around here: jump to a fresh candidate. */
+            int f = fresh_candidate(s, &rng);
+            if (f < 0)
+                break;
+            prop[0] = f, np = 1, idle = 0;
+        }
+        if (kgi_search_eval(s, prop, np) > 0)
+            idle = 0;
+        double frac = budget > 1 ? (double)s->used / budget : 1.0;
+        double temp = t0 * pow(t1 / t0, fmin(1.0, frac));
+        for (int j = 0; j < np; j++) {
+            double a = s->score[prop[j]], b = s->score[cur];
+            if (!isfinite(a))
+                continue;
+            if (!isfinite(b) || a <= b || random_unit(&rng) < exp(-(log(a) - log(b)) / temp))
+                cur = prop[j];
+        }
+    }
+    free(prop);
+    return s->best;
+}
+
+static const struct {
+    const char *name;
+    kgi_strategy_fn fn;
+} strategies[] = {
+    {"exhaustive", kgi_strategy_exhaustive},
+    {"random", kgi_strategy_random},
+    {"anneal", kgi_strategy_anneal},
+    {"model", kgi_strategy_model},
+};
+
+kgi_strategy_fn kgi_strategy_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof strategies / sizeof *strategies; i++)
+        if (strcmp(strategies[i].name, name) == 0)
+            return strategies[i].fn;
+    return NULL;
+}
+
+const char *kgi_strategy_names(void) { return "exhaustive, random, anneal, model"; }

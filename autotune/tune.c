@@ -1,0 +1,308 @@
+/*
+ * tune.c -- a tuning run: workers, space, database, pool, then a strategy
+ * per shape (see tune.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "autotune/strategy.h"
+#include "autotune/tuner.h"
+
+/* Starts one worker per requested device and checks that they are the same
+ * kind of GPU (one database key per run). */
+static kg_status start_workers(kgi_tuner *t, char *err, size_t errlen)
+{
+    const kgi_tune_opts *o = t->o;
+    int zero = 0;
+    const int *devs = o->ndevices > 0 ? o->devices : &zero;
+    int ndev = o->ndevices > 0 ? o->ndevices : 1;
+    kg_status st = kgi_worker_spawn(&t->workers[0], o->exe, devs[0], o->template_path, 120.0, err, errlen);
+    if (st != KG_OK)
+        return st;
+    t->nworkers = 1;
+    if (o->all_devices) {
+        ndev = t->workers[0].hello.device_count;
+        if (ndev > KGI_TUNE_MAX_DEVICES)
+            ndev = KGI_TUNE_MAX_DEVICES;
+    }
+    const kg_device_info *d0 = &t->workers[0].hello.info;
+    for (int i = 1; i < ndev; i++) {
+        int dev = o->all_devices ? i : devs[i];
+        if ((st = kgi_worker_spawn(&t->workers[i], o->exe, dev, o->template_path, 120.0, err, errlen)) != KG_OK)
+            return st;
+        t->nworkers++;
+        const kg_device_info *d = &t->workers[i].hello.info;
+        if (strcmp(d->name, d0->name) != 0 || d->cc_major != d0->cc_major || d->cc_minor != d0->cc_minor ||
+            d->sm_count != d0->sm_count) {
+            snprintf(err, errlen,
+                     "device %d (%s, sm_%d%d, %d SMs) differs from device %d (%s, sm_%d%d, %d SMs); tune each kind"
+                     " of GPU in its own run (--device)",
+                     dev, d->name, d->cc_major, d->cc_minor, d->sm_count, devs[0], d0->name, d0->cc_major,
+                     d0->cc_minor, d0->sm_count);
+            return KG_ERR_INVALID_ARG;
+        }
+    }
+    return KG_OK;
+}
+
+/* Enumerates and checks the space of every template against `lim`. */
+static kg_status build_space(kgi_tuner *t, const kgi_limits *lim, char *err, size_t errlen)
+{
+    const kgi_tune_opts *o = t->o;
+    kgi_host *h = kgi_host_new();
+    if (!h)
+        return KG_ERR_NOMEM;
+    kg_status st = KG_OK;
+    char fixed[64];
+    snprintf(fixed, sizeof fixed, "layout=%s", o->layout);
+    if (o->space && strstr(o->space, "layout=")) {
+        snprintf(err, errlen, "--space: give the layout with --layout, not in the space");
+        st = KG_ERR_CONFIG;
+        goto done;
+    }
+    if (o->template_path && kgi_host_set_path(h, o->template_path) != 0) {
+        st = KG_ERR_NOMEM;
+        goto done;
+    }
+    if (o->space && (st = kgi_space_check_override(h, o->tmpls, o->ntmpl, o->space, err, errlen)) != KG_OK)
+        goto done;
+    for (int i = 0; i < o->ntmpl; i++)
+        if ((st = kgi_space_add_template(t->sp, h, o->tmpls[i], fixed, o->space, lim, err, errlen)) != KG_OK)
+            goto done;
+    if ((st = kgi_space_finalize(t->sp)) != KG_OK)
+        goto done;
+    if (o->shard_n > 1)
+        kgi_space_shard(t->sp, o->shard_i, o->shard_n);
+done:
+    kgi_host_free(h);
+    return st;
+}
+
+/* The check()-pruned part of the space, recorded for this shape in one
+ * transaction (they are known all at once). */
+static kg_status record_check_pruned(kgi_tuner *t)
+{
+    kgi_shape_report *s = t->cur;
+    const kgi_space *sp = t->sp;
+    s->count[KGI_OUT_PRUNED_CHECK] += sp->npruned;
+    if (!t->db || sp->npruned == 0)
+        return KG_OK;
+    kgi_dbkey *keys = malloc((size_t)sp->npruned * sizeof *keys);
+    kgi_result *res = calloc((size_t)sp->npruned, sizeof *res);
+    kg_status st = KG_ERR_NOMEM;
+    if (keys && res) {
+        for (int i = 0; i < sp->npruned; i++) {
+            const kgi_pruned *p = &sp->pruned[i];
+            keys[i] = t->key;
+            snprintf(keys[i].tmpl, sizeof keys[i].tmpl, "%s", sp->tmpl[p->tmpl].name);
+            keys[i].tmpl_version = sp->tmpl[p->tmpl].version;
+            keys[i].m = s->sh.m, keys[i].n = s->sh.n, keys[i].k = s->sh.k;
+            snprintf(keys[i].config, sizeof keys[i].config, "%s", p->config);
+            res[i].outcome = KGI_OUT_PRUNED_CHECK;
+            snprintf(res[i].reason, sizeof res[i].reason, "%s", p->reason);
+        }
+        st = kgi_db_put_many(t->db, keys, res, sp->npruned, t->run_id, t->o->force);
+        if (st != KG_OK)
+            snprintf(t->err, t->errlen, "cannot record results in %s: %s", kgi_db_path(t->db), kgi_db_error(t->db));
+    }
+    free(keys);
+    free(res);
+    return st;
+}
+
+/* Tunes one shape with the chosen strategy. */
+static kg_status tune_shape(kgi_tuner *t, int si, kgi_strategy_fn strategy)
+{
+    const kgi_tune_opts *o = t->o;
+    kgi_tune_report *rep = t->rep;
+    kgi_shape_report *s = &rep->shapes[si];
+    int n = t->sp->n;
+    s->sh = o->shapes[si];
+    s->best = -1;
+    s->res = calloc((size_t)n + 1, sizeof *s->res);
+    s->cached = calloc((size_t)n + 1, 1);
+    rep->nshapes = si + 1;
+    if (!s->res || !s->cached)
+        return KG_ERR_NOMEM;
+    t->shape_index = si;
+    t->cur = s;
+    t->best_probe_ms = 0;
+    memset(t->state, EV_IDLE, (size_t)n + 1);
+    double t0 = kgi_now();
+    kg_status st = record_check_pruned(t);
+    if (st != KG_OK)
+        return st;
+    int *rank = malloc(((size_t)n + 1) * sizeof *rank);
+    if (!rank)
+        return KG_ERR_NOMEM;
+    kgi_model_rank(t->sp, &t->model, s->sh.m, s->sh.n, s->sh.k, rank);
+    int budget = o->budget;
+    if (budget <= 0 && strcmp(o->strategy, "exhaustive") != 0)
+        budget = n / 10 > 20 ? n / 10 : 20;
+    s->planned = budget > 0 && budget < n ? budget : n;
+    kgi_search search = {.space = t->sp, .eval = o->dry_run ? kgi_tuner_eval_dry : kgi_tuner_eval, .ud = t,
+                         .budget = budget, .seed = o->seed, .width = o->dry_run ? 1 : t->nworkers, .rank = rank};
+    if ((st = kgi_search_init(&search)) == KG_OK) {
+        strategy(&search);
+        kgi_search_free(&search);
+    }
+    free(rank);
+    s->wall_s = kgi_now() - t0;
+    return st != KG_OK ? st : t->fatal;
+}
+
+/* A non-blocking, close-on-exec pipe for the pool to wake the main loop. */
+static int notify_pipe(int fds[2])
+{
+    if (pipe(fds) != 0)
+        return -1;
+    for (int i = 0; i < 2; i++) {
+        fcntl(fds[i], F_SETFD, FD_CLOEXEC);
+        fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
+    }
+    return 0;
+}
+
+static kg_status open_db(kgi_tuner *t, char *err, size_t errlen)
+{
+    const kgi_tune_opts *o = t->o;
+    kgi_tune_report *rep = t->rep;
+    if (o->db_path)
+        snprintf(rep->db_path, sizeof rep->db_path, "%s", o->db_path);
+    else if (kgi_db_default_path(rep->db_path, sizeof rep->db_path) != 0) {
+        snprintf(err, errlen, "no database path: set --db, KGEN_DB, XDG_DATA_HOME or HOME");
+        return KG_ERR_DB;
+    }
+    kg_status st = kgi_db_open(rep->db_path, KGI_DB_CREATE, &t->db, err, errlen);
+    if (st != KG_OK)
+        return st;
+    char shard[32];
+    snprintf(shard, sizeof shard, "%d/%d", o->shard_i, o->shard_n > 0 ? o->shard_n : 1);
+    if (kgi_db_put_device(t->db, &rep->device) != KG_OK ||
+        kgi_db_run_begin(t->db, o->command ? o->command : "", o->strategy, shard, &t->run_id) != KG_OK) {
+        snprintf(err, errlen, "cannot write to %s: %s", rep->db_path, kgi_db_error(t->db));
+        return KG_ERR_DB;
+    }
+    return KG_OK;
+}
+
+kg_status kgi_tune_run(const kgi_tune_opts *o, kgi_tune_report *rep, char *err, size_t errlen)
+{
+    memset(rep, 0, sizeof *rep);
+    kgi_tuner t;
+    memset(&t, 0, sizeof t);
+    t.o = o, t.rep = rep, t.sp = &rep->space, t.err = err, t.errlen = errlen;
+    t.notify[0] = t.notify[1] = -1;
+    t.t0 = kgi_now();
+    t.deadline = o->time_limit_s > 0 ? t.t0 + o->time_limit_s : 0;
+    err[0] = '\0';
+    kgi_strategy_fn strategy = kgi_strategy_find(o->strategy);
+    kg_status st = KG_OK;
+    if (!strategy) {
+        snprintf(err, errlen, "unknown strategy '%s' (known: %s)", o->strategy, kgi_strategy_names());
+        return KG_ERR_INVALID_ARG;
+    }
+    int arch;
+    if (o->dry_run) {
+        const kgi_limits *lim = kgi_arch_limits(o->arch);
+        if (!lim) {
+            snprintf(err, errlen, "unknown architecture sm_%d", o->arch);
+            return KG_ERR_INVALID_ARG;
+        }
+        rep->limits = *lim;
+        kgi_model_dev_arch(lim, &t.model);
+        arch = o->arch;
+    } else {
+        if ((st = start_workers(&t, err, errlen)) != KG_OK)
+            goto done;
+        rep->have_device = 1;
+        rep->device = t.workers[0].hello.info;
+        rep->limits = t.workers[0].hello.limits;
+        rep->nworkers = t.nworkers;
+        kgi_model_dev_device(&rep->limits, &rep->device, &t.model);
+        arch = rep->device.cc_major * 10 + rep->device.cc_minor;
+        snprintf(t.key.device, sizeof t.key.device, "%s", rep->device.name);
+        t.key.cc = arch;
+        t.key.sm_count = rep->device.sm_count;
+        snprintf(t.key.dtype, sizeof t.key.dtype, "f32");
+        snprintf(t.key.layout, sizeof t.key.layout, "%s", o->layout);
+    }
+    if ((st = build_space(&t, &rep->limits, err, errlen)) != KG_OK)
+        goto done;
+    rep->space_size = t.sp->n;
+    if (!o->dry_run && (st = open_db(&t, err, errlen)) != KG_OK)
+        goto done;
+    if (notify_pipe(t.notify) != 0) {
+        snprintf(err, errlen, "pipe: %s", strerror(errno));
+        st = KG_ERR_IO;
+        goto done;
+    }
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int jobs = o->jobs > 0 ? o->jobs : (cores > 0 ? (int)cores : 1);
+    t.jobs = jobs;
+    if ((st = kgi_pool_start(&t.pool, jobs, t.sp, &rep->limits, arch, o->template_path, &o->rules, t.notify[1], err,
+                             errlen)) != KG_OK)
+        goto done;
+    t.state = malloc((size_t)t.sp->n + 1);
+    rep->shapes = calloc((size_t)o->nshapes, sizeof *rep->shapes);
+    if (!t.state || !rep->shapes) {
+        st = KG_ERR_NOMEM;
+        goto done;
+    }
+    for (int si = 0; si < o->nshapes && st == KG_OK; si++) {
+        st = tune_shape(&t, si, strategy);
+        if (rep->interrupted || rep->timed_out)
+            break;
+    }
+done:
+    if (t.pool) {
+        kgi_pool_stats(t.pool, &rep->compiled, &rep->compiled_from_cache, &rep->compile_ms);
+        kgi_pool_stop(t.pool);
+    }
+    for (int i = 0; i < t.nworkers; i++)
+        kgi_worker_quit(&t.workers[i]);
+    if (t.db) {
+        kgi_db_run_end(t.db, t.run_id,
+                       st != KG_OK ? "failed" : rep->interrupted ? "interrupted" : rep->timed_out ? "time limit" : "done");
+        kgi_db_close(t.db);
+    }
+    for (int i = 0; i < 2; i++)
+        if (t.notify[i] >= 0)
+            close(t.notify[i]);
+    free(t.state);
+    rep->wall_s = kgi_now() - t.t0;
+    if (st != KG_OK && !err[0])
+        snprintf(err, errlen, "%s", kg_strerror(st));
+    return st;
+}
+
+void kgi_tune_report_free(kgi_tune_report *rep)
+{
+    for (int i = 0; i < rep->nshapes; i++) {
+        free(rep->shapes[i].res);
+        free(rep->shapes[i].cached);
+    }
+    free(rep->shapes);
+    kgi_space_free(&rep->space);
+    memset(rep, 0, sizeof *rep);
+}
+
+int kgi_tune_worker(int argc, char **argv)
+{
+    /* kgen tune --worker FD DEVICE [TEMPLATE_PATH] */
+    if (argc < 4)
+        return 2;
+    char *end;
+    long fd = strtol(argv[2], &end, 10);
+    if (*end || fd < 0)
+        return 2;
+    long device = strtol(argv[3], &end, 10);
+    if (*end || device < 0)
+        return 2;
+    return kgi_worker_main((int)device, (int)fd, argc > 4 ? argv[4] : NULL);
+}

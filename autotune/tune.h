@@ -1,0 +1,113 @@
+/*
+ * tune.h -- the tuner: finds the fastest correct configuration of one or
+ * more templates for a device and a list of shapes, and records every
+ * evaluated configuration in the tuning database.
+ *
+ * Pipeline per shape: the space (space.c: enumerate, check against the
+ * device's limits) -> a strategy (strategy.c) asks for candidates -> each is
+ * looked up in the database (a finished row is reused: resume) or compiled
+ * in the pool (pool.c, in parallel, ahead of the GPU) and pruned on
+ * registers, spills and occupancy -> verified and timed in a GPU worker
+ * process (worker.c, measure.c) under a watchdog -> recorded at once.
+ *
+ * The library never prints: progress goes to the caller's callback.
+ */
+#ifndef KGEN_AUTOTUNE_TUNE_H
+#define KGEN_AUTOTUNE_TUNE_H
+
+#include <signal.h>
+
+#include "autotune/db.h"
+#include "autotune/pool.h"
+#include "autotune/space.h"
+
+#define KGI_TUNE_MAX_DEVICES 64
+
+typedef struct kgi_tune_shape {
+    char tag[32];
+    int m, n, k;
+} kgi_tune_shape;
+
+/* What the progress callback sees after each recorded candidate. */
+typedef struct kgi_tune_progress {
+    int shape, nshapes;
+    const kgi_tune_shape *sh;
+    int done, total;            /* candidates finished this shape / planned */
+    int pruned, failed, cached, timed;
+    double best_ms;             /* 0: none yet */
+    const char *best_tmpl, *best_config;
+    double elapsed_s;
+} kgi_tune_progress;
+
+typedef struct kgi_tune_opts {
+    const char *const *tmpls;   /* templates forming the space */
+    int ntmpl;
+    const char *template_path;  /* colon-separated, or NULL */
+    const char *layout;         /* "nn" */
+    const char *space;          /* --space "bm=64,128 tm=4", or NULL */
+    const kgi_tune_shape *shapes;
+    int nshapes;
+    float alpha, beta;
+    const char *strategy;       /* exhaustive, random, anneal, model */
+    int budget;                 /* evaluations per shape; 0: the strategy's default */
+    double time_limit_s;        /* for the whole run; 0: none */
+    unsigned long long seed;
+    int jobs;                   /* compile threads; 0: one per core */
+    const int *devices;         /* GPU ordinals; NULL with ndevices 0: device 0 */
+    int ndevices;
+    int all_devices;            /* every GPU of the host */
+    int shard_i, shard_n;       /* this run's slice of the space (n = 1: all) */
+    int force;                  /* re-evaluate finished candidates */
+    int dry_run;                /* no GPU: enumerate, check, compile, prune */
+    int arch;                   /* dry run's target sm (e.g. 90) */
+    const char *db_path;        /* NULL: the default (db.h) */
+    double max_seconds;         /* timing cap per candidate */
+    double timeout_s;           /* watchdog per candidate, before its first launch */
+    double slow_factor;         /* probe > factor x best probe: `slow` (0: never) */
+    int flush_l2;
+    kgi_prune_rules rules;
+    const char *exe;            /* the kgen binary, run as the GPU worker */
+    const char *command;        /* the command line, for the runs table */
+    void (*progress)(void *ud, const kgi_tune_progress *p);
+    void *progress_ud;
+    volatile sig_atomic_t *interrupted; /* set by a signal handler: stop soon */
+} kgi_tune_opts;
+
+/* One shape's outcome. */
+typedef struct kgi_shape_report {
+    kgi_tune_shape sh;
+    kgi_result *res;            /* per candidate of the space; outcome NONE: not evaluated */
+    unsigned char *cached;      /* per candidate: came from the database */
+    int count[KGI_OUT_COUNT];   /* evaluated candidates by outcome, check()-pruned ones included */
+    int evaluated, cached_n, planned;
+    int best;                   /* fastest ok candidate, -1 */
+    double wall_s;
+} kgi_shape_report;
+
+typedef struct kgi_tune_report {
+    int have_device;
+    kg_device_info device;
+    kgi_limits limits;
+    int nworkers;
+    char db_path[4096];
+    kgi_space space;
+    int space_size;             /* candidates that passed check() (this shard) */
+    kgi_shape_report *shapes;
+    int nshapes;                /* shapes finished or started */
+    int compiled, compiled_from_cache, compiled_in_worker;
+    double compile_ms;          /* NVRTC time summed over threads */
+    double wall_s;
+    int interrupted, timed_out;
+    int restarts;               /* workers replaced after a fault or hang */
+} kgi_tune_report;
+
+/* Runs the tuner. KG_OK when every shape ran (some candidates may have
+ * failed: that is a result); an error status with err saying why when the
+ * run could not go on (no GPU, database unwritable, bad options). */
+kg_status kgi_tune_run(const kgi_tune_opts *o, kgi_tune_report *rep, char *err, size_t errlen);
+void kgi_tune_report_free(kgi_tune_report *rep);
+
+/* The worker side of `kgen tune --worker`. */
+int kgi_tune_worker(int argc, char **argv);
+
+#endif

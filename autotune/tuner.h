@@ -1,0 +1,43 @@
+/*
+ * tuner.h -- the tuner's running state, shared by tune.c (setting up a run,
+ * shapes, strategies) and evaluate.c (the evaluate callback strategies
+ * call). Private to autotune/.
+ */
+#ifndef KGEN_AUTOTUNE_TUNER_H
+#define KGEN_AUTOTUNE_TUNER_H
+
+#include "autotune/model.h"
+#include "autotune/tune.h"
+#include "autotune/worker.h"
+
+/* Where a candidate stands within one evaluate call. */
+enum { EV_IDLE, EV_COMPILING, EV_READY, EV_RUNNING, EV_DONE };
+
+typedef struct kgi_tuner {
+    const kgi_tune_opts *o;
+    kgi_tune_report *rep;
+    kgi_space *sp;
+    kgi_pool *pool;
+    int jobs;                   /* compile threads */
+    int notify[2];              /* the pool's wake-up pipe */
+    kgi_worker workers[KGI_TUNE_MAX_DEVICES];
+    int nworkers;
+    kgi_db *db;                 /* NULL in a dry run */
+    long long run_id;
+    kgi_dbkey key;              /* device and layout filled in; the rest per candidate */
+    kgi_model_dev model;
+    int shape_index;
+    kgi_shape_report *cur;
+    unsigned char *state;       /* per candidate, EV_* */
+    double best_probe_ms;       /* fastest first launch of a verified candidate, this shape */
+    double t0, deadline;        /* run start; time limit (0: none) */
+    kg_status fatal;            /* set when the run cannot go on */
+    char *err;
+    size_t errlen;
+} kgi_tuner;
+
+/* The evaluate callbacks (kgi_eval_fn) of a real and of a dry run. */
+int kgi_tuner_eval(void *ud, const int *idx, int n, int max_ran, double *ms, unsigned char *ran);
+int kgi_tuner_eval_dry(void *ud, const int *idx, int n, int max_ran, double *ms, unsigned char *ran);
+
+#endif

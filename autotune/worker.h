@@ -1,0 +1,101 @@
+/*
+ * worker.h -- GPU worker processes.
+ *
+ * A kernel that writes out of bounds poisons its CUDA context for good, and
+ * one that never ends takes its process with it. So candidates run in a
+ * child process per GPU: the parent (which never initialises the driver)
+ * keeps the database and a watchdog; a worker opens its own context, answers
+ * requests over a pipe, and is killed (SIGKILL) and replaced when it exceeds
+ * its time limit or dies. Workers are fresh processes (fork, then exec of
+ * the kgen binary), so nothing of the parent's threads or state leaks in.
+ *
+ * Messages are fixed-size structs (the same binary on both ends) over a
+ * Unix socket pair; the parent sends with MSG_NOSIGNAL, so a worker that
+ * died makes a send fail rather than kill the tuner with SIGPIPE.
+ */
+#ifndef KGEN_AUTOTUNE_WORKER_H
+#define KGEN_AUTOTUNE_WORKER_H
+
+#include <sys/types.h>
+
+#include "autotune/result.h"
+
+enum { KGI_WOP_EVAL = 1, KGI_WOP_QUIT = 2 };
+enum { KGI_WMSG_PROBE = 1, KGI_WMSG_RESULT = 2 };
+
+/* Parent -> worker: evaluate one candidate. */
+typedef struct kgi_wreq {
+    int op;
+    char tmpl[64];
+    char config[512];
+    char layout[4];
+    int m, n, k;
+    float alpha, beta;
+    int m_multiple, n_multiple, k_multiple, ld_multiple; /* the kernel's preconditions */
+    double max_seconds;        /* timing cap */
+    double cut_ms;             /* > 0: a first launch slower than this is `slow`, not timed in full */
+    double slow_factor;        /* for the reason text */
+    int flush_l2;
+    unsigned long long seed;
+} kgi_wreq;
+
+/* Worker -> parent: a heartbeat after the first launch (PROBE), then the
+ * RESULT. `fatal`: the context is unusable and the worker exits. */
+typedef struct kgi_wmsg {
+    int type;
+    int fatal;
+    int compiled_here;         /* the CUBIN was not in the disk cache */
+    double probe_ms;
+    kgi_result res;
+} kgi_wmsg;
+
+/* Worker -> parent, once, after opening its context. */
+typedef struct kgi_whello {
+    kg_status status;
+    char error[1024];
+    kg_device_info info;
+    kgi_limits limits;
+    int device_count;
+} kgi_whello;
+
+typedef struct kgi_worker {
+    pid_t pid;
+    int fd;                    /* the parent's end of the socket pair, -1 when closed */
+    int device;
+    int busy;                  /* a request is outstanding */
+    int cand;                  /* its candidate */
+    double started, deadline;  /* monotonic seconds */
+    double probe_ms;           /* from the heartbeat, 0 before */
+    kgi_whello hello;
+} kgi_worker;
+
+/* Starts a worker for `device` by running `exe tune --worker ...` and waits
+ * (at most timeout_s) for its hello. On failure err says why and the worker
+ * is cleaned up; KG_ERR_NO_DRIVER / KG_ERR_NO_DEVICE as the worker reports. */
+kg_status kgi_worker_spawn(kgi_worker *w, const char *exe, int device, const char *template_path,
+                           double timeout_s, char *err, size_t errlen);
+int kgi_worker_send(kgi_worker *w, const kgi_wreq *req);
+/* Reads one message: 1, 0 at end of file (the worker died), -1 on error. */
+int kgi_worker_read(kgi_worker *w, kgi_wmsg *msg);
+/* Kills (SIGKILL) and reaps; *how describes how it ended ("killed by
+ * signal 9", "exited with status 3"). */
+void kgi_worker_kill(kgi_worker *w, char *how, size_t howlen);
+/* Asks the worker to quit and reaps it (killing it after 5 s). */
+void kgi_worker_quit(kgi_worker *w);
+
+/* The worker's side: serves requests on fd until QUIT or end of file.
+ * Returns the process exit status. */
+int kgi_worker_main(int device, int fd, const char *template_path);
+
+/* measure.c, in the worker: verifies and times one candidate; sends the
+ * PROBE heartbeat on out_fd and fills *msg with the RESULT. `bufs` keeps
+ * the tuned shape's operands between candidates (free with
+ * kgi_measure_free). */
+typedef struct kgi_bufs kgi_bufs;
+void kgi_measure(kg_context *ctx, kgi_bufs **bufs, const kgi_wreq *req, int out_fd, kgi_wmsg *msg);
+void kgi_measure_free(kg_context *ctx, kgi_bufs *bufs);
+
+/* monotonic seconds */
+double kgi_now(void);
+
+#endif

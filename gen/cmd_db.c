@@ -1,0 +1,228 @@
+/*
+ * cmd_db.c -- `kgen db list|show|export|import|merge`: reviewing, sharing
+ * and combining tuning databases.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autotune/db.h"
+#include "cli.h"
+
+static void print_group(void *ud, const kgi_db_group *g)
+{
+    int *n = ud;
+    if ((*n)++ == 0)
+        printf("%-28s %-6s %-4s %-6s %-18s %6s %5s %10s %8s  %s\n", "device", "arch", "SMs", "layout", "shape", "rows",
+               "ok", "best ms", "TFLOP/s", "best configuration");
+    char shape[64], arch[16];
+    snprintf(shape, sizeof shape, "%dx%dx%d", g->m, g->n, g->k);
+    snprintf(arch, sizeof arch, "sm_%d", g->cc);
+    if (g->best_tmpl[0])
+        printf("%-28.28s %-6s %-4d %-6s %-18s %6d %5d %10.4f %8.2f  %s %s\n", g->device, arch, g->sm_count, g->layout,
+               shape, g->rows, g->ok, g->best_ms, g->best_tflops, g->best_tmpl, g->best_config);
+    else
+        printf("%-28.28s %-6s %-4d %-6s %-18s %6d %5d %10s %8s  (none ran correctly)\n", g->device, arch, g->sm_count,
+               g->layout, shape, g->rows, g->ok, "-", "-");
+}
+
+static void print_result(void *ud, const kgi_dbkey *key, const kgi_result *r)
+{
+    int *n = ud;
+    if ((*n)++ == 0)
+        printf("%-16s %-14s %10s %8s %5s %7s %5s  %-10s %s\n", "outcome", "shape", "time ms", "TFLOP/s", "regs", "smem",
+               "occ", "template", "configuration / reason");
+    char shape[64];
+    snprintf(shape, sizeof shape, "%dx%dx%d", key->m, key->n, key->k);
+    printf("%-16s %-14s %10.4f %8.2f %5d %7ld %4.0f%%  %-10s %s\n", kgi_outcome_name(r->outcome), shape, r->time_ms,
+           r->tflops, r->registers, r->smem_bytes, 100 * r->occupancy, key->tmpl, key->config);
+    if (r->reason[0])
+        printf("%68s%.200s\n", "", r->reason);
+}
+
+/* Reads a whole file (or standard input for "-"). */
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "kgen: cannot open '%s': %s\n", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t r = fread(buf + n, 1, cap - n, f);
+        n += r;
+        if (n < cap)
+            break;
+        char *p = realloc(buf, cap *= 2);
+        if (!p)
+            free(buf);
+        buf = p;
+    }
+    int bad = ferror(f);
+    if (f != stdin)
+        fclose(f);
+    if (!buf || bad) {
+        fprintf(stderr, "kgen: cannot read '%s'\n", path);
+        free(buf);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+static const char db_usage[] = "kgen db list|show|export|import|merge [--db FILE] ... (see 'kgen help db')";
+
+int kgc_cmd_db(int argc, char **argv)
+{
+    if (argc < 2 || argv[1][0] == '-') {
+        fprintf(stderr, "kgen: %s\n", db_usage);
+        return KGC_USAGE;
+    }
+    const char *sub = argv[1];
+    int is_list = !strcmp(sub, "list"), is_show = !strcmp(sub, "show"), is_export = !strcmp(sub, "export");
+    int is_import = !strcmp(sub, "import"), is_merge = !strcmp(sub, "merge");
+    if (!is_list && !is_show && !is_export && !is_import && !is_merge) {
+        fprintf(stderr, "kgen: unknown db command '%s' (list, show, export, import, merge)\n", sub);
+        return KGC_USAGE;
+    }
+    const char *dbpath = NULL, *output = NULL, *format = NULL, *device = NULL, *layout = NULL, *outcome = NULL,
+               *m = NULL, *n = NULL, *k = NULL, *top = NULL, *tmpl_filter = NULL;
+    const kgc_opt own[] = {{"--db", NULL, 1, &dbpath},       {"-o", "--output", 1, &output},
+                           {"--format", NULL, 1, &format},   {"--device", NULL, 1, &device},
+                           {"--layout", NULL, 1, &layout},   {"--outcome", NULL, 1, &outcome},
+                           {"--m", NULL, 1, &m},             {"--n", NULL, 1, &n},
+                           {"--k", NULL, 1, &k},             {"--top", NULL, 1, &top},
+                           {"--template", NULL, 1, &tmpl_filter}, {NULL, NULL, 0, NULL}};
+    kg_context *ctx;
+    int rc = kgc_open(&ctx, KG_DEVICE_NONE, NULL);
+    if (rc)
+        return rc;
+    kgi_db *db = NULL;
+    char *text = NULL, *buf = NULL;
+    size_t buflen = 0;
+    FILE *mem = NULL;
+    kgc_args args;
+    if ((rc = kgc_parse(ctx, argc - 1, argv + 1, own, (is_import || is_merge) ? 8 : 0, &args)) != KGC_OK)
+        goto out;
+    rc = KGC_USAGE;
+    if (args.nparam > 0) {
+        fprintf(stderr, "kgen: db %s takes no template parameters\n", sub);
+        goto out;
+    }
+    if ((is_import || is_merge) && args.npositional == 0) {
+        fprintf(stderr, "kgen: db %s needs at least one FILE\n", sub);
+        goto out;
+    }
+    if ((output || format) && !is_export) {
+        fprintf(stderr, "kgen: -o and --format are options of db export\n");
+        goto out;
+    }
+    int fmt = KGI_FMT_CSV;
+    if (format && strcmp(format, "csv") && strcmp(format, "json")) {
+        fprintf(stderr, "kgen: --format must be csv or json (got '%s')\n", format);
+        goto out;
+    }
+    if ((format && !strcmp(format, "json")) || (!format && output && ends_with(output, ".json")))
+        fmt = KGI_FMT_JSON;
+    kgi_db_filter flt = {device, tmpl_filter, layout, outcome, 0, 0, 0};
+    long v;
+    if ((m && kgc_int("--m", m, 1, INT_MAX, &v)) || (m && (flt.m = (int)v, 0)) ||
+        (n && kgc_int("--n", n, 1, INT_MAX, &v)) || (n && (flt.n = (int)v, 0)) ||
+        (k && kgc_int("--k", k, 1, INT_MAX, &v)) || (k && (flt.k = (int)v, 0)))
+        goto out;
+    if (outcome && kgi_outcome_parse(outcome) == KGI_OUT_NONE) {
+        fprintf(stderr, "kgen: --outcome: unknown outcome '%s' (ok, slow, wrong, fault, hang, error, compile_error, pruned_*)\n",
+                outcome);
+        goto out;
+    }
+    int limit = is_show ? 20 : 0;
+    if (top) {
+        if (kgc_int("--top", top, 0, INT_MAX, &v))
+            goto out;
+        limit = (int)v;
+    }
+    char path[4096], err[2048];
+    if (dbpath)
+        snprintf(path, sizeof path, "%s", dbpath);
+    else if (kgi_db_default_path(path, sizeof path) != 0) {
+        fprintf(stderr, "kgen: no database path: give --db, or set KGEN_DB, XDG_DATA_HOME or HOME\n");
+        goto out;
+    }
+    rc = KGC_FAIL;
+    int writing = is_import || is_merge;
+    if (kgi_db_open(path, writing ? KGI_DB_CREATE : KGI_DB_READONLY, &db, err, sizeof err) != KG_OK) {
+        fprintf(stderr, "kgen: %s\n", err);
+        goto out;
+    }
+    if (is_list || is_show) {
+        int count = 0;
+        kg_status st = is_list ? kgi_db_list(db, print_group, &count) : kgi_db_show(db, &flt, limit, print_result, &count);
+        if (st != KG_OK) {
+            fprintf(stderr, "kgen: %s: %s\n", path, kgi_db_error(db));
+            goto out;
+        }
+        if (count == 0)
+            printf("%s: no %s\n", path, is_list ? "tuning results" : "matching rows");
+        rc = KGC_OK;
+    } else if (is_export) {
+        if (!(mem = open_memstream(&buf, &buflen))) {
+            fprintf(stderr, "kgen: out of memory\n");
+            goto out;
+        }
+        int rows;
+        kg_status st = kgi_db_export(db, mem, fmt, &flt, &rows, err, sizeof err);
+        fclose(mem);
+        mem = NULL;
+        if (st != KG_OK) {
+            fprintf(stderr, "kgen: %s\n", err);
+            goto out;
+        }
+        if (kgc_write_file(output, buf, buflen) != 0)
+            goto out;
+        if (output && strcmp(output, "-"))
+            fprintf(stderr, "kgen: exported %d rows to %s\n", rows, output);
+        rc = KGC_OK;
+    } else {
+        for (int i = 0; i < args.npositional; i++) {
+            const char *file = args.positional[i];
+            int ins = 0, upd = 0, kept = 0;
+            kg_status st;
+            if (is_merge) {
+                st = kgi_db_merge(db, file, &ins, &upd, &kept, err, sizeof err);
+            } else {
+                size_t len;
+                if (!(text = slurp(file, &len)))
+                    goto out;
+                st = kgi_db_import(db, text, len, &ins, &upd, &kept, err, sizeof err);
+                free(text);
+                text = NULL;
+            }
+            if (st != KG_OK) {
+                fprintf(stderr, "kgen: %s: %s%s\n", file, err,
+                        i > 0 ? " (the files before it were applied)" : " (nothing was written)");
+                goto out;
+            }
+            printf("%s: %d rows added, %d replaced by newer measurements, %d kept (the database's were newer)\n", file,
+                   ins, upd, kept);
+        }
+        rc = KGC_OK;
+    }
+out:
+    if (mem)
+        fclose(mem);
+    free(buf);
+    free(text);
+    kgi_db_close(db);
+    kg_context_close(ctx);
+    return rc;
+}

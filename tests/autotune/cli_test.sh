@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# cli_test.sh -- `kgen tune` and `kgen db` from the command line, no GPU:
+# --dry-run (enumerate, check, compile, prune, print what would be timed),
+# bad input (a clear message and exit 2, nothing written), and the database
+# commands on an imported file.
+#
+#   cli_test.sh KGEN SOURCE_DIR
+set -u
+KGEN=$1 SRC=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+check() {
+    local what=$1
+    shift
+    if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $what"; fi
+}
+# expect CODE PATTERN ARGS...: kgen exits CODE and its stderr matches PATTERN
+expect() {
+    local code=$1 pattern=$2
+    shift 2
+    "$KGEN" "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    if [ "$rc" = "$code" ] && grep -q -- "$pattern" "$tmp/err"; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAIL: kgen $* exited $rc (want $code), stderr:"
+        cat "$tmp/err"
+    fi
+}
+export KGEN_CACHE_DIR=$tmp/cache
+
+# --dry-run: no GPU, no database; what would be timed, by the model's order
+space="bm=32,64 bn=32,64 bk=8 tm=4 tn=4 pad=0 vec=1,4"
+"$KGEN" tune --dry-run --arch sm_90 --template matmul --space "$space" --m 100 --n 128 --k 64 --top 0 \
+    --db "$tmp/never.db" >"$tmp/dry.out" 2>"$tmp/dry.err"
+check "dry run exits 0" test $? = 0
+cat "$tmp/dry.err"
+check "dry run counts 8 candidates" grep -q "8 candidates" "$tmp/dry.err"
+check "dry run would time all 8" grep -q "would-be-timed 8" "$tmp/dry.err"
+check "dry run lists them" test "$(grep -c "^  [0-9].* matmul bm=" "$tmp/dry.err")" = 8
+check "dry run writes no database" test ! -e "$tmp/never.db"
+# the limits table decides: 70 KB of shared memory fits sm_90, not sm_75
+big="bm=256 bn=256 bk=32 tm=8 tn=8 pad=4 vec=4"
+"$KGEN" tune --dry-run --arch sm_75 --template matmul --space "$big" >/dev/null 2>"$tmp/d75.err"
+check "sm_75 rejects the 70 KB tile in check()" grep -q "pruned_check 1" "$tmp/d75.err"
+"$KGEN" tune --dry-run --arch sm_90 --template matmul --space "$big" --json >"$tmp/d90.json" 2>"$tmp/d90.err"
+check "sm_90 passes it to the compiler" grep -q "1 candidates" "$tmp/d90.err"
+check "--json names the dry run" grep -q '"dry_run": true' "$tmp/d90.json"
+# a budget and a strategy
+"$KGEN" tune --dry-run --template matmul --space "$space" --strategy model --budget 3 >/dev/null 2>"$tmp/m.err"
+check "model --budget 3 would time 3" grep -q "would-be-timed 3" "$tmp/m.err"
+# the faulty test template: three modes, two block sizes
+"$KGEN" tune --dry-run --template-dir "$SRC/templates" --template faulty >/dev/null 2>"$tmp/f.err"
+check "--template-dir templates are tuned" grep -q "6 candidates" "$tmp/f.err"
+
+# bad input: a message naming what was wrong, exit 2
+expect 2 "unknown --strategy 'sideways'" tune --dry-run --strategy sideways
+expect 2 "shard must be I/N" tune --dry-run --shard 2/2
+expect 2 "shard must be I/N" tune --dry-run --shard x
+expect 2 "give all of --m, --n and --k" tune --m 10
+expect 2 "needs a shape" tune --template matmul
+expect 2 "no template being tuned has a parameter 'zz'" tune --dry-run --template matmul --space "zz=1"
+expect 2 "bm must be 1..512" tune --dry-run --template matmul --space "bm=999"
+expect 2 "not in the space" tune --dry-run --template matmul --space "layout=nn,tt"
+expect 2 "layout must be" tune --dry-run --layout xy
+expect 2 "is for --dry-run" tune --template matmul --arch sm_90 --m 64 --n 64 --k 64
+expect 2 "--budget must be" tune --dry-run --budget 0
+expect 2 "unknown template 'nosuch'" tune --dry-run --template nosuch
+expect 2 "all cannot be combined" tune --dry-run --template all --template matmul
+expect 2 "unknown architecture" tune --dry-run --arch sm_12
+expect 2 "--max-seconds must be" tune --dry-run --max-seconds -1
+expect 2 "expected 'M N K'" tune --shapes <(echo "1 2")
+expect 2 "not an integer" tune --shapes <(printf "big 4096 4096 x\n")
+# no GPU here: a clear failure, exit 1 (on a GPU machine this sweep just runs)
+"$KGEN" tune --template matmul --space "bm=64 bn=64 bk=8 tm=4 tn=4 pad=0 vec=4" --m 64 --n 64 --k 64 \
+    --db "$tmp/g.db" >/dev/null 2>"$tmp/g.err"
+rc=$?
+if [ "$rc" != 0 ]; then
+    check "without a GPU, tune fails with 1 and says why" test "$rc" = 1
+    check "... naming the driver" grep -q "CUDA\|libcuda\|device" "$tmp/g.err"
+fi
+
+# the database commands
+cat >"$tmp/rows.csv" <<'EOF'
+device,cc,sm_count,template,template_version,dtype,layout,m,n,k,config,outcome,reason,time_ms,time_min_ms,time_max_ms,spread,reps,tflops,registers,spill_bytes,smem_bytes,threads,occupancy,error,m_multiple,n_multiple,k_multiple,ld_multiple,kgen_version,created
+Test GPU,90,132,matmul,1,f32,nn,1024,1024,1024,bm=64 bn=64 bk=16 tm=4 tn=4 pad=0 vec=4 bounds=1 layout=nn,ok,,0.1026,0.1,0.11,0.01,10,20.9,59,0,8192,256,0.5,1e-07,1,1,1,4,0.1.0,2026-11-21T05:00:00.000Z
+Test GPU,90,132,matmul,1,f32,nn,1024,1024,1024,bm=64 bn=64 bk=8 tm=4 tn=4 pad=0 vec=4 bounds=1 layout=nn,wrong,"C[3][5] = 1, reference 2",0,0,0,0,0,0,62,0,4096,256,0.5,inf,1,1,1,4,0.1.0,2026-11-21T05:00:00.000Z
+EOF
+"$KGEN" db import --db "$tmp/d.db" "$tmp/rows.csv" >"$tmp/imp.out" 2>&1
+check "import exits 0" test $? = 0
+check "import reports 2 rows" grep -q "2 rows added" "$tmp/imp.out"
+"$KGEN" db list --db "$tmp/d.db" >"$tmp/list.out"
+check "list shows the shape and its best" grep -q "Test GPU.*1024x1024x1024 .* 2 .* 1 .*0.1026.*bk=16" "$tmp/list.out"
+"$KGEN" db show --db "$tmp/d.db" --outcome wrong >"$tmp/show.out"
+check "show --outcome wrong gives the reason" grep -q "reference 2" "$tmp/show.out"
+"$KGEN" db export --db "$tmp/d.db" -o "$tmp/e.json"
+check "export -o x.json writes JSON" grep -q '"kgen_tuning_db": 1' "$tmp/e.json"
+"$KGEN" db export --db "$tmp/d.db" --format csv -o "$tmp/e.csv"
+check "export round-trips the imported CSV" cmp -s "$tmp/rows.csv" "$tmp/e.csv"
+"$KGEN" db import --db "$tmp/d2.db" "$tmp/e.json" >/dev/null
+"$KGEN" db export --db "$tmp/d2.db" -o "$tmp/e2.csv"
+check "JSON import gives the same rows" cmp -s "$tmp/rows.csv" "$tmp/e2.csv"
+"$KGEN" db merge --db "$tmp/d3.db" "$tmp/d.db" "$tmp/d2.db" >"$tmp/merge.out"
+check "merge adds then keeps" grep -q "2 rows added" "$tmp/merge.out"
+check "merge of the same rows keeps them" grep -q "2 kept" "$tmp/merge.out"
+# errors: nothing written, no partial output
+sed 's/,1024,1024,1024,bm=64 bn=64 bk=8/,1024,x,1024,bm=64 bn=64 bk=8/' "$tmp/rows.csv" >"$tmp/bad.csv"
+expect 1 "line 3: column n: 'x' is not an integer" db import --db "$tmp/d4.db" "$tmp/bad.csv"
+"$KGEN" db export --db "$tmp/d4.db" -o "$tmp/d4.csv" 2>/dev/null
+check "a failed import writes no row" test "$(wc -l <"$tmp/d4.csv")" = 1
+expect 1 "cannot" db export --db "$tmp/d.db" -o "$tmp/no/such/dir/x.csv"
+check "no partial export file" test ! -e "$tmp/no/such/dir/x.csv"
+expect 1 "is not a database" db list --db "$tmp/rows.csv"
+expect 1 "cannot open tuning database" db list --db "$tmp/missing.db"
+expect 2 "unknown db command 'drop'" db drop
+expect 2 "list|show" db
+expect 2 "unknown outcome 'great'" db show --db "$tmp/d.db" --outcome great
+expect 2 "needs at least one FILE" db merge --db "$tmp/d.db"
+expect 2 "--format must be csv or json" db export --db "$tmp/d.db" --format xml
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

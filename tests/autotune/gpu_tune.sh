@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# gpu_tune.sh -- the tuner on a real GPU (CTest label `gpu`; exit 77 without).
+#
+#   gpu_tune.sh KGEN GPU_LOOKUP TEMPLATE_DIR
+#
+# 1. A sweep over the test-only template `faulty` (a correct kernel, one that
+#    writes out of bounds, one that never ends) records fault and hang and
+#    finishes, keeping the correct kernel.
+# 2. A short real sweep of `matmul` records every candidate; run again, it
+#    evaluates nothing anew and leaves every row as it was (resume).
+# 3. Two shards of the same sweep, merged, hold the same configurations and
+#    outcomes as the whole sweep.
+# 4. Annealing with a budget runs exactly that many candidates on the GPU.
+# 5. A suite of shapes (--shapes) tunes each shape.
+# 6. kg_matmul then uses the tuned entry (gpu_lookup).
+set -u
+KGEN=$1 LOOKUP=$2 TDIR=$3
+"$LOOKUP" --probe
+rc=$?
+if [ "$rc" = 77 ]; then echo "SKIPPED: no GPU"; exit 77; fi
+[ "$rc" = 0 ] || { echo "FAIL: gpu_lookup --probe exited $rc"; exit 1; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+check() {
+    local what=$1
+    shift
+    if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $what"; fi
+}
+# outcome CONFIG CSV: the outcome column of the row whose config is CONFIG
+outcome() { awk -F, -v c="$1" 'NR > 1 && $11 == c { print $12 }' "$2"; }
+# keys CSV: template, config and outcome of every row, sorted
+keys() { awk -F, 'NR > 1 { print $4 "|" $11 "|" $12 }' "$1" | sort; }
+
+# 1. faults and hangs are recorded, and the sweep finishes
+"$KGEN" tune --template-dir "$TDIR" --template faulty --m 200 --n 136 --k 40 --db "$tmp/f.db" --timeout 10 \
+    >"$tmp/f.out" 2>&1
+rc=$?
+cat "$tmp/f.out"
+check "faulty sweep exits 0 (got $rc)" test "$rc" = 0
+"$KGEN" db export --db "$tmp/f.db" -o "$tmp/f.csv"
+for bs in 8 16; do
+    check "bs=$bs mode=0 ok" test "$(outcome "bs=$bs mode=0" "$tmp/f.csv")" = ok
+    check "bs=$bs mode=1 fault" test "$(outcome "bs=$bs mode=1" "$tmp/f.csv")" = fault
+    check "bs=$bs mode=2 hang" test "$(outcome "bs=$bs mode=2" "$tmp/f.csv")" = hang
+done
+check "the reasons name the failures" grep -q "illegal\|ILLEGAL" "$tmp/f.csv"
+
+# 2. a short real sweep, then the same again: all from the database
+space="bm=64,128 bn=64,128 bk=8,16 tm=4,8 tn=4,8 pad=0 vec=4"
+"$KGEN" tune --template matmul --space "$space" --m 1024 --n 1024 --k 1024 --db "$tmp/t.db" --csv \
+    >"$tmp/t1.csv" 2>"$tmp/t1.err"
+rc=$?
+cat "$tmp/t1.err" "$tmp/t1.csv"
+check "sweep exits 0 (got $rc)" test "$rc" = 0
+check "sweep evaluated 32" grep -q "32 evaluated (0 from the database)" "$tmp/t1.err"
+check "sweep has a winner in its CSV" test "$(awk -F, 'NR == 2 { print $4 }' "$tmp/t1.csv")" = 1
+"$KGEN" db export --db "$tmp/t.db" -o "$tmp/before.csv"
+check "some candidates ran correctly" grep -q ",ok," "$tmp/before.csv"
+"$KGEN" tune --template matmul --space "$space" --m 1024 --n 1024 --k 1024 --db "$tmp/t.db" >/dev/null 2>"$tmp/t2.err"
+rc=$?
+check "second run exits 0 (got $rc)" test "$rc" = 0
+check "second run is all from the database" grep -q "32 evaluated (32 from the database)" "$tmp/t2.err"
+"$KGEN" db export --db "$tmp/t.db" -o "$tmp/after.csv"
+check "second run changed no row" cmp -s "$tmp/before.csv" "$tmp/after.csv"
+
+# 3. shards, merged, are the whole sweep
+for i in 0 1; do
+    "$KGEN" tune --template matmul --space "$space" --m 1024 --n 1024 --k 1024 --shard "$i/2" \
+        --db "$tmp/s$i.db" >/dev/null 2>"$tmp/s$i.err"
+    check "shard $i exits 0" test $? = 0
+done
+"$KGEN" db merge --db "$tmp/m.db" "$tmp/s0.db" "$tmp/s1.db"
+check "merge exits 0" test $? = 0
+"$KGEN" db export --db "$tmp/m.db" -o "$tmp/m.csv"
+check "merged shards hold the whole sweep's configurations and outcomes" \
+    test "$(keys "$tmp/m.csv" | sed 's/|slow$/|ok/')" = "$(keys "$tmp/before.csv" | sed 's/|slow$/|ok/')"
+
+# 4. a budget is a number of GPU evaluations
+"$KGEN" tune --template matmul --space "$space" --m 1024 --n 1024 --k 1024 --strategy anneal --budget 5 \
+    --devices all --db "$tmp/a.db" >/dev/null 2>"$tmp/a.err"
+check "anneal exits 0" test $? = 0
+"$KGEN" db export --db "$tmp/a.db" -o "$tmp/a.csv"
+ran=$(awk -F, 'NR > 1 && $12 ~ /^(ok|slow|wrong|fault|hang|error)$/' "$tmp/a.csv" | wc -l)
+check "anneal with --budget 5 ran 5 candidates (ran $ran)" test "$ran" = 5
+
+# 5. a suite of shapes in one run: each gets its rows and its winner; at
+#    K = 129 the float4 loads cannot be used (lda = 129), so those are
+#    recorded as pruned_shape and a vec=1 kernel wins
+printf '# tag M N K\nsmall 256 192 128\nodd 257 193 129\n' >"$tmp/shapes.txt"
+"$KGEN" tune --template matmul --space "bm=64,128 bn=64 bk=8 tm=4 tn=4 pad=0 vec=1,4" --shapes "$tmp/shapes.txt" \
+    --db "$tmp/t.db" >/dev/null 2>"$tmp/shapes.err"
+check "--shapes exits 0" test $? = 0
+"$KGEN" db list --db "$tmp/t.db" >"$tmp/list.out"
+cat "$tmp/list.out"
+check "db list shows all three shapes with a winner" test "$(grep -c "x.*bm=" "$tmp/list.out")" = 3
+check "the odd shape's winner loads floats one by one" grep -q "257x193x129 .*vec=1" "$tmp/list.out"
+"$KGEN" db show --db "$tmp/t.db" --m 257 --n 193 --k 129 --outcome pruned_shape >"$tmp/ps.out"
+check "float4 kernels are pruned_shape at K = 129" test "$(grep -c "^pruned_shape" "$tmp/ps.out")" = 2
+
+# 6. kg_matmul uses the tuned entry
+"$LOOKUP" "$tmp/t.db" 1024 1024 1024
+check "kg_matmul uses the tuned entry" test $? = 0
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
