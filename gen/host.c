@@ -24,7 +24,38 @@ struct kgi_host {
     lua_State *L;
     char *path;     /* colon-separated directories, or NULL */
     int traceback;  /* append a Lua traceback to template errors */
+    size_t mem;     /* bytes the Lua state holds */
+    long ticks;     /* instruction-count hook calls since the last pcall */
 };
+
+/* A template that loops or grows without bound fails instead of hanging
+ * or exhausting the process: limits far above any real template's needs. */
+#define MEM_LIMIT ((size_t)512 << 20)
+#define TICK_INSTRUCTIONS 1000000
+#define TICK_LIMIT 2000 /* 2e9 instructions, several seconds */
+
+static const char ENV_KEY[] = "kgen.env";
+
+/* Run once per state: makes the libraries read-only, closes the ways to
+ * load bytecode, and returns the read-only view of the globals that every
+ * module's own environment inherits from. */
+static const char SANDBOX[] =
+    "local G = _G\n"
+    "local function readonly(t, what)\n"
+    "  return setmetatable({}, { __index = t, __metatable = false,\n"
+    "    __newindex = function(_, k) error(what .. ' is read-only (assignment to ' .. tostring(k) .. ')', 2) end })\n"
+    "end\n"
+    "string.dump = nil\n"
+    "local env = nil\n"
+    "local real_load = load\n"
+    "G.load = function(chunk, name, mode, e) return real_load(chunk, name, 't', e or setmetatable({}, { __index = env })) end\n"
+    "G.rawset = nil\n"
+    "for _, lib in ipairs({ 'string', 'table', 'math', 'utf8' }) do G[lib] = readonly(G[lib], lib) end\n"
+    "local smt = getmetatable('')\n"
+    "smt.__index = G.string\n"
+    "smt.__metatable = false\n"
+    "env = readonly(G, 'the global environment')\n"
+    "return env, readonly\n";
 
 static const char LOADED_KEY[] = "kgen.loaded";
 static const char HOST_KEY[] = "kgen.host";
@@ -46,6 +77,20 @@ static int valid_module_name(const char *name)
               *p == '_' || (*p == '.' && p[1] != '.' && p[1] != '\0')))
             return 0;
     return 1;
+}
+
+/* Gives the function at the top of the stack a fresh environment whose
+ * reads fall through to the read-only globals: a module's globals stay its
+ * own. */
+static void own_environment(lua_State *L)
+{
+    lua_createtable(L, 0, 0);
+    lua_createtable(L, 0, 1);
+    lua_getfield(L, LUA_REGISTRYINDEX, ENV_KEY);
+    lua_setfield(L, -2, "__index");
+    lua_setmetatable(L, -2);
+    if (!lua_setupvalue(L, -2, 1))
+        lua_pop(L, 1);
 }
 
 /* Loads the chunk for `name` onto the stack; returns 0 when not found. */
@@ -70,6 +115,7 @@ static int find_module(lua_State *L, kgi_host *h, const char *name)
                         fclose(f);
                         if (luaL_loadfilex(L, file, "t") != LUA_OK)
                             lua_error(L);
+                        own_environment(L);
                         return 1;
                     }
                 }
@@ -85,6 +131,7 @@ static int find_module(lua_State *L, kgi_host *h, const char *name)
             snprintf(chunk, sizeof chunk, "@%s", e->path);
             if (luaL_loadbufferx(L, e->text, e->len, chunk, "t") != LUA_OK)
                 lua_error(L);
+            own_environment(L);
             return 1;
         }
     }
@@ -137,9 +184,42 @@ static int l_require(lua_State *L)
         lua_pop(L, 1);
         lua_pushboolean(L, 1);
     }
+    /* Modules are shared by every template: hand out read-only views. */
+    if (lua_istable(L, -1)) {
+        lua_getfield(L, LUA_REGISTRYINDEX, "kgen.readonly");
+        lua_insert(L, -2);
+        lua_pushfstring(L, "module '%s'", name);
+        lua_call(L, 2, 1);
+    }
     lua_pushvalue(L, -1);
     lua_setfield(L, -3, name);
     return 1;
+}
+
+static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    kgi_host *h = ud;
+    size_t old = ptr ? osize : 0;
+    if (nsize == 0) {
+        free(ptr);
+        h->mem -= old;
+        return NULL;
+    }
+    if (nsize > old && h->mem - old + nsize > MEM_LIMIT)
+        return NULL; /* Lua raises "not enough memory" in the template */
+    void *p = realloc(ptr, nsize);
+    if (p)
+        h->mem = h->mem - old + nsize;
+    return p;
+}
+
+static void count_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    kgi_host *h = host_of(L);
+    if (++h->ticks > TICK_LIMIT)
+        luaL_error(L, "template exceeded the instruction limit (%d million instructions)",
+                   TICK_LIMIT * (TICK_INSTRUCTIONS / 1000000));
 }
 
 kgi_host *kgi_host_new(void)
@@ -147,12 +227,13 @@ kgi_host *kgi_host_new(void)
     kgi_host *h = calloc(1, sizeof *h);
     if (!h)
         return NULL;
-    h->L = luaL_newstate();
+    h->L = lua_newstate(limited_alloc, h);
     if (!h->L) {
         free(h);
         return NULL;
     }
     lua_State *L = h->L;
+    lua_sethook(L, count_hook, LUA_MASKCOUNT, TICK_INSTRUCTIONS);
     static const luaL_Reg libs[] = {
         {LUA_GNAME, luaopen_base},       {LUA_STRLIBNAME, luaopen_string},
         {LUA_TABLIBNAME, luaopen_table}, {LUA_MATHLIBNAME, luaopen_math},
@@ -170,6 +251,14 @@ kgi_host *kgi_host_new(void)
     }
     lua_pushcfunction(L, l_require);
     lua_setglobal(L, "require");
+    if (luaL_loadbufferx(L, SANDBOX, sizeof SANDBOX - 1, "=sandbox", "t") != LUA_OK ||
+        lua_pcall(L, 0, 2, 0) != LUA_OK) {
+        lua_close(L);
+        free(h);
+        return NULL;
+    }
+    lua_setfield(L, LUA_REGISTRYINDEX, "kgen.readonly");
+    lua_setfield(L, LUA_REGISTRYINDEX, ENV_KEY);
     lua_newtable(L);
     lua_setfield(L, LUA_REGISTRYINDEX, LOADED_KEY);
     lua_pushlightuserdata(L, h);
@@ -221,6 +310,7 @@ kg_status kgi_host_pcall(kgi_host *h, int nargs, int nresults, char *err, size_t
 {
     lua_State *L = h->L;
     int base = lua_gettop(L) - nargs;
+    h->ticks = 0;
     lua_pushcfunction(L, traceback);
     lua_insert(L, base);
     int rc = lua_pcall(L, nargs, nresults, base);
@@ -247,8 +337,8 @@ kg_status kgi_host_push_template(kgi_host *h, const char *tmpl, char *err, size_
     if (!tmpl)
         tmpl = "matmul";
     if (!valid_module_name(tmpl) || strncmp(tmpl, "lib.", 4) == 0) {
-        snprintf(err, errlen, "template: invalid name '%s'", tmpl);
-        return KG_ERR_TEMPLATE;
+        snprintf(err, errlen, "invalid template name '%s' (letters, digits, '_' and single dots)", tmpl);
+        return KG_ERR_CONFIG;
     }
     if (!module_exists(h, tmpl)) {
         size_t n = (size_t)snprintf(err, errlen, "unknown template '%s' (available:", tmpl);
@@ -278,6 +368,19 @@ kg_status kgi_host_push_template(kgi_host *h, const char *tmpl, char *err, size_
                      want == LUA_TTABLE ? "table" : "function");
             return KG_ERR_TEMPLATE;
         }
+    }
+    /* params.validate(T.params): the C side walks the list unchecked later */
+    char why[1024];
+    if ((st = require_module(h, "lib.params", why, sizeof why)) == KG_OK) {
+        lua_getfield(L, -1, "validate");
+        lua_getfield(L, -3, "params");
+        lua_remove(L, -3);
+        st = kgi_host_pcall(h, 1, 0, why, sizeof why);
+    }
+    if (st != KG_OK) {
+        lua_pop(L, 1);
+        snprintf(err, errlen, "template '%s': %s", tmpl, why);
+        return KG_ERR_TEMPLATE;
     }
     return KG_OK;
 }
@@ -400,64 +503,83 @@ kg_status kgi_host_check(kgi_host *h, const char *tmpl, const char *config, cons
     return st;
 }
 
-static lua_Integer int_field(lua_State *L, int idx, const char *name, lua_Integer dflt)
+/* Reads an optional non-negative integer field of the table at `idx`. */
+static lua_Integer int_field(lua_State *L, int idx, const char *what, const char *name, lua_Integer dflt,
+                             lua_Integer lo)
 {
-    lua_getfield(L, idx, name);
-    lua_Integer v = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : dflt;
+    int t = lua_getfield(L, idx, name);
+    lua_Integer v = dflt;
+    if (t != LUA_TNIL) {
+        if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < lo || lua_tointeger(L, -1) > UINT32_MAX)
+            luaL_error(L, "render(): %s.%s must be an integer >= %d", what, name, (int)lo);
+        v = lua_tointeger(L, -1);
+    }
     lua_pop(L, 1);
     return v;
 }
 
-/* Reads render()'s geometry table at the top of the stack. */
-static kg_status read_geometry(lua_State *L, kgi_geometry *g, char *err, size_t errlen)
+/* lua_CFunction: reads render()'s geometry (argument 1, a table) into the
+ * kgi_geometry at argument 2. Raises on any malformed field, so a broken
+ * template yields an error message, never a crash. */
+static int l_read_geometry(lua_State *L)
 {
+    kgi_geometry *g = lua_touserdata(L, 2);
     memset(g, 0, sizeof *g);
-    lua_getfield(L, -1, "block");
+    lua_settop(L, 1);
+    if (lua_getfield(L, 1, "block") != LUA_TTABLE)
+        return luaL_error(L, "render(): block must be a table {x, y, z}");
     for (int i = 0; i < 3; i++) {
-        lua_geti(L, -1, i + 1);
-        g->block[i] = lua_isinteger(L, -1) ? (unsigned)lua_tointeger(L, -1) : 1;
+        int t = lua_geti(L, -1, i + 1);
+        if (t != LUA_TNIL && (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 || lua_tointeger(L, -1) > 1024))
+            return luaL_error(L, "render(): block[%d] must be an integer 1..1024", i + 1);
+        g->block[i] = t == LUA_TNIL ? 1 : (unsigned)lua_tointeger(L, -1);
         lua_pop(L, 1);
     }
     lua_pop(L, 1);
-    lua_getfield(L, -1, "grid");
+    if (lua_getfield(L, 1, "grid") != LUA_TTABLE)
+        return luaL_error(L, "render(): grid must be a list of three {dim, div, mul}");
     for (int i = 0; i < 3; i++) {
-        lua_geti(L, -1, i + 1);
-        const char *dim = lua_istable(L, -1) ? (lua_getfield(L, -1, "dim"), lua_tostring(L, -1)) : NULL;
-        if (!dim || !strchr("MNK1", dim[0]) || dim[1]) {
-            snprintf(err, errlen, "render(): grid[%d].dim must be \"M\", \"N\", \"K\" or \"1\"", i + 1);
-            lua_pop(L, lua_istable(L, -1) ? 3 : 2);
-            return KG_ERR_TEMPLATE;
-        }
+        if (lua_geti(L, -1, i + 1) != LUA_TTABLE)
+            return luaL_error(L, "render(): grid[%d] must be a table {dim, div, mul}", i + 1);
+        lua_getfield(L, -1, "dim");
+        const char *dim = lua_tostring(L, -1);
+        if (!dim || !strchr("MNK1", dim[0]) || !dim[0] || dim[1])
+            return luaL_error(L, "render(): grid[%d].dim must be \"M\", \"N\", \"K\" or \"1\"", i + 1);
         g->grid[i].dim = dim[0];
         lua_pop(L, 1);
-        g->grid[i].div = (unsigned)int_field(L, -1, "div", 1);
-        g->grid[i].mul = (unsigned)int_field(L, -1, "mul", 1);
+        g->grid[i].div = (unsigned)int_field(L, -1, "grid", "div", 1, 1);
+        g->grid[i].mul = (unsigned)int_field(L, -1, "grid", "mul", 1, 1);
         lua_pop(L, 1);
     }
     lua_pop(L, 1);
-    g->smem_static = (size_t)int_field(L, -1, "smem_static", 0);
-    g->smem_dynamic = (size_t)int_field(L, -1, "smem_dynamic", 0);
-    lua_getfield(L, -1, "requires");
-    if (lua_istable(L, -1)) {
-        g->m_multiple = (unsigned)int_field(L, -1, "m_multiple", 1);
-        g->n_multiple = (unsigned)int_field(L, -1, "n_multiple", 1);
-        g->k_multiple = (unsigned)int_field(L, -1, "k_multiple", 1);
-        g->ld_multiple = (unsigned)int_field(L, -1, "ld_multiple", 1);
-        g->align = (unsigned)int_field(L, -1, "align", 4);
-    } else {
-        g->m_multiple = g->n_multiple = g->k_multiple = g->ld_multiple = 1;
-        g->align = 4;
-    }
+    g->smem_static = (size_t)int_field(L, 1, "result", "smem_static", 0, 0);
+    g->smem_dynamic = (size_t)int_field(L, 1, "result", "smem_dynamic", 0, 0);
+    int t = lua_getfield(L, 1, "requires");
+    if (t != LUA_TNIL && t != LUA_TTABLE)
+        return luaL_error(L, "render(): requires must be a table");
+    int req = t == LUA_TTABLE ? lua_gettop(L) : 0;
+    g->m_multiple = req ? (unsigned)int_field(L, req, "requires", "m_multiple", 1, 1) : 1;
+    g->n_multiple = req ? (unsigned)int_field(L, req, "requires", "n_multiple", 1, 1) : 1;
+    g->k_multiple = req ? (unsigned)int_field(L, req, "requires", "k_multiple", 1, 1) : 1;
+    g->ld_multiple = req ? (unsigned)int_field(L, req, "requires", "ld_multiple", 1, 1) : 1;
+    g->align = req ? (unsigned)int_field(L, req, "requires", "align", 4, 1) : 4;
     lua_pop(L, 1);
-    lua_getfield(L, -1, "layout");
-    snprintf(g->layout, sizeof g->layout, "%s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "nn");
-    lua_pop(L, 1);
-    if (!g->block[0] || !g->grid[0].div || !g->grid[1].div || !g->grid[2].div || !g->m_multiple ||
-        !g->n_multiple || !g->k_multiple || !g->ld_multiple || !g->align) {
-        snprintf(err, errlen, "render(): zero in block, grid divisor or requires");
-        return KG_ERR_TEMPLATE;
-    }
-    return KG_OK;
+    t = lua_getfield(L, 1, "layout");
+    const char *layout = lua_tostring(L, -1);
+    if (t != LUA_TNIL && (!layout || strlen(layout) != 2 || !strchr("nt", layout[0]) || !strchr("nt", layout[1])))
+        return luaL_error(L, "render(): layout must be \"nn\", \"nt\", \"tn\" or \"tt\"");
+    snprintf(g->layout, sizeof g->layout, "%s", layout ? layout : "nn");
+    return 0;
+}
+
+/* Reads the geometry of the table at the top of the stack, protected. */
+static kg_status read_geometry(kgi_host *h, kgi_geometry *g, char *err, size_t errlen)
+{
+    lua_State *L = h->L;
+    lua_pushcfunction(L, l_read_geometry);
+    lua_pushvalue(L, -2);
+    lua_pushlightuserdata(L, g);
+    return kgi_host_pcall(h, 2, 0, err, errlen);
 }
 
 kg_status kgi_host_render(kgi_host *h, const char *tmpl, const char *config, const kgi_limits *lim,
@@ -473,7 +595,9 @@ kg_status kgi_host_render(kgi_host *h, const char *tmpl, const char *config, con
     if (st != KG_OK)
         goto fail;
     snprintf(src->template_name, sizeof src->template_name, "%s", tmpl ? tmpl : "matmul");
-    src->template_version = (int)int_field(L, -1, "version", 0);
+    lua_getfield(L, -1, "version");
+    src->template_version = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 0;
+    lua_pop(L, 1);
     if ((st = parse_config(h, config, err, errlen)) != KG_OK ||
         (st = run_check(h, lim, err, errlen)) != KG_OK ||
         (st = canonical(h, src->config, sizeof src->config, err, errlen)) != KG_OK)
@@ -512,7 +636,7 @@ kg_status kgi_host_render(kgi_host *h, const char *tmpl, const char *config, con
     src->len = len;
     snprintf(src->entry, sizeof src->entry, "%s", entry);
     lua_pop(L, 2);
-    if ((st = read_geometry(L, &src->geo, err, errlen)) != KG_OK)
+    if ((st = read_geometry(h, &src->geo, err, errlen)) != KG_OK)
         goto fail;
     if (lua_getfield(L, -1, "pre") == LUA_TTABLE) {
         lua_getfield(L, -1, "entry");
@@ -523,7 +647,7 @@ kg_status kgi_host_render(kgi_host *h, const char *tmpl, const char *config, con
             st = KG_ERR_TEMPLATE;
             goto fail;
         }
-        if ((st = read_geometry(L, &src->pre_geo, err, errlen)) != KG_OK)
+        if ((st = read_geometry(h, &src->pre_geo, err, errlen)) != KG_OK)
             goto fail;
     }
     lua_settop(L, top);

@@ -6,6 +6,7 @@ local M = {}
 
 local Writer = {}
 Writer.__index = Writer
+Writer.__metatable = false -- shared by every template: not to be modified through an instance
 
 function M.writer()
   return setmetatable({ lines = {}, depth = 0 }, Writer)

@@ -12,6 +12,43 @@
 
 local M = {}
 
+-- Checks a template's parameter declarations; raises an error naming the
+-- first bad entry, so that the C side may walk the list without checks.
+function M.validate(params)
+  if type(params) ~= "table" or getmetatable(params) ~= nil then
+    error("params must be a plain list of parameter declarations", 0)
+  end
+  local seen = {}
+  for i, p in ipairs(params) do
+    local function bad(why) error(string.format("params[%d]: %s", i, why), 0) end
+    if type(p) ~= "table" then bad("not a table") end
+    if type(p.name) ~= "string" or not p.name:match("^[%a_][%w_]*$") then bad("name must be an identifier") end
+    if seen[p.name] then bad("'" .. p.name .. "' declared twice") end
+    seen[p.name] = true
+    if type(p.doc) ~= "string" then bad("'" .. p.name .. "' needs a doc string") end
+    if p.type == "enum" then
+      if type(p.values) ~= "table" or #p.values == 0 then bad("enum '" .. p.name .. "' needs values") end
+      for _, v in ipairs(p.values) do
+        if type(v) ~= "string" then bad("enum '" .. p.name .. "' values must be strings") end
+      end
+    elseif p.type == "int" then
+      if p.values then
+        if type(p.values) ~= "table" or #p.values == 0 then bad("'" .. p.name .. "' values must be a list") end
+        for _, v in ipairs(p.values) do
+          if math.type(v) ~= "integer" then bad("'" .. p.name .. "' values must be integers") end
+        end
+      elseif math.type(p.min) ~= "integer" or math.type(p.max) ~= "integer" or p.min > p.max then
+        bad("int '" .. p.name .. "' needs integer min <= max, or values")
+      end
+    else
+      bad("'" .. p.name .. "' has type " .. tostring(p.type) .. " (int or enum)")
+    end
+    local ok, why = pcall(M.convert, p, tostring(p.default))
+    if p.default == nil or not ok or why == nil then bad("'" .. p.name .. "' has no valid default") end
+  end
+  return true
+end
+
 local function find(params, name)
   for _, p in ipairs(params) do
     if p.name == name then return p end
