@@ -178,8 +178,16 @@ int kgc_parse(kg_context *ctx, int argc, char **argv, const kgc_opt *own, int ma
         } else if (strcmp(name, "--template") == 0) {
             TAKE(out->tmpl);
         } else if (strcmp(name, "--template-dir") == 0) {
+            if (out->template_dir) {
+                fprintf(stderr, "kgen: --template-dir given twice\n");
+                return KGC_USAGE;
+            }
             TAKE(out->template_dir);
         } else if (strcmp(name, "--arch") == 0) {
+            if (arch) {
+                fprintf(stderr, "kgen: --arch given twice\n");
+                return KGC_USAGE;
+            }
             TAKE(arch);
         } else if (strcmp(name, "--config") == 0) {
             if (config) {
@@ -338,10 +346,30 @@ int kgc_write_file(const char *path, const void *data, size_t len)
         }
         return 0;
     }
+    /* Write through a symbolic link to the file it names, and keep an
+     * existing file's permissions; a new file honours the umask. */
+    char *real = NULL;
+    struct stat sb;
+    mode_t mode;
+    if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode)) {
+        if (!(real = realpath(path, NULL))) {
+            fprintf(stderr, "kgen: cannot write '%s': %s\n", path, strerror(errno));
+            return -1;
+        }
+        path = real;
+    }
+    if (stat(path, &sb) == 0) {
+        mode = sb.st_mode & 07777;
+    } else {
+        mode_t mask = umask(0);
+        umask(mask);
+        mode = 0666 & ~mask;
+    }
     size_t plen = strlen(path);
     char *tmp = malloc(plen + 16);
     if (!tmp) {
         fprintf(stderr, "kgen: out of memory\n");
+        free(real);
         return -1;
     }
     snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
@@ -349,6 +377,7 @@ int kgc_write_file(const char *path, const void *data, size_t len)
     if (fd < 0) {
         fprintf(stderr, "kgen: cannot create '%s': %s\n", path, strerror(errno));
         free(tmp);
+        free(real);
         return -1;
     }
     const char *p = data;
@@ -356,9 +385,11 @@ int kgc_write_file(const char *path, const void *data, size_t len)
     int ok = 1;
     while (left > 0) {
         ssize_t w = write(fd, p, left);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
             ok = 0;
             break;
         }
@@ -366,10 +397,7 @@ int kgc_write_file(const char *path, const void *data, size_t len)
         left -= (size_t)w;
     }
     int saved = errno;
-    /* Generated files are ordinary user files: honour the umask, not 0600. */
-    mode_t mask = umask(0);
-    umask(mask);
-    if (ok && fchmod(fd, 0666 & ~mask) != 0)
+    if (ok && fchmod(fd, mode) != 0)
         ok = 0, saved = errno;
     if (close(fd) != 0 && ok)
         ok = 0, saved = errno;
@@ -380,5 +408,6 @@ int kgc_write_file(const char *path, const void *data, size_t len)
         unlink(tmp);
     }
     free(tmp);
+    free(real);
     return ok ? 0 : -1;
 }

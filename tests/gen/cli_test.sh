@@ -150,5 +150,20 @@ expect_bad 1 "io.lua:7: attempt to index a nil value (global 'io')" --template i
 printf 'return 42\n' > "$T/tpl/number.lua"
 expect_bad 1 "template 'number' does not return a table" --template number --template-dir "$T/tpl"
 
+expect_bad 2 "--arch given twice" --arch sm_90 --arch sm_80
+expect_bad 2 "--template-dir given twice" --template-dir "$T" --template-dir "$T"
+printf 'old\n' > "$T/target.cu"; chmod 640 "$T/target.cu"; ln -sf "$T/target.cu" "$T/link.cu"
+check '"$KGEN" --tile 8 -o "$T/link.cu" && [ -L "$T/link.cu" ] && grep -q "kgen_matmul" "$T/target.cu"' \
+    "-o writes through a symbolic link"
+check '[ "$(stat -c %a "$T/target.cu")" = 640 ]' "-o keeps an existing file's permissions"
+
+# malformed templates: an error message and exit 1, never an abort
+expect_bad 1 "grid must be a list" --template badgrid --template-dir "$SRC/templates"
+expect_bad 1 "params[1]: not a table" --template badparams --template-dir "$SRC/templates"
+"$KGEN" params --template badparams --template-dir "$SRC/templates" > /dev/null 2> "$T/stderr"; rc=$?
+check '[ $rc -eq 1 ] && grep -q "params\[1\]" "$T/stderr"' "kgen params on a malformed template exits 1"
+expect_bad 2 "invalid template name '../x'" --template ../x
+expect_bad 2 "invalid template name 'lib.params'" --template lib.params
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
