@@ -321,14 +321,17 @@ static int disk_load(struct kgi_cache *c, unsigned long long key, unsigned long 
     int ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size >= HDR_SIZE &&
              sb.st_size < (1 << 30) && (buf = malloc((size_t)sb.st_size));
     size_t got = 0;
+    int unreadable = 0; /* an I/O error says nothing about the file's content */
     while (ok && got < (size_t)sb.st_size) {
         ssize_t r = read(fd, buf + got, (size_t)sb.st_size - got);
         if (r < 0 && errno == EINTR)
             continue;
-        if (r <= 0)
+        if (r <= 0) {
             ok = 0;
-        else
+            unreadable = r < 0;
+        } else {
             got += (size_t)r;
+        }
     }
     close(fd);
     if (ok) {
@@ -340,7 +343,10 @@ static int disk_load(struct kgi_cache *c, unsigned long long key, unsigned long 
              get64(h + 40) == kgi_hash(h + HDR_SIZE, (size_t)size, KGI_HASH_SEED);
     }
     if (!ok) {
-        if (buf) /* damaged (not merely unreadable): remove it so it is rebuilt */
+        /* Damaged: remove it so it is rebuilt, unless a writer has renamed a
+         * new file into its place since we opened it. */
+        struct stat now;
+        if (buf && !unreadable && stat(path, &now) == 0 && now.st_ino == sb.st_ino && now.st_dev == sb.st_dev)
             unlink(path);
         free(buf);
         return 0;

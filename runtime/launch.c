@@ -65,9 +65,11 @@ void kgi_kernels_free(kg_context *ctx)
 
 /* ------------------------------------------------------------ preconditions */
 
+static const unsigned long long grid_max[3] = {2147483647ULL, 65535ULL, 65535ULL};
+
 int kgi_grid_of(const kgi_geometry *geo, const kg_gemm *g, unsigned grid[3], char *why, size_t len)
 {
-    static const unsigned long long max[3] = {2147483647ULL, 65535ULL, 65535ULL};
+    const unsigned long long *max = grid_max;
     for (int i = 0; i < 3; i++) {
         unsigned long long v = 1;
         switch (geo->grid[i].dim) {
@@ -121,10 +123,20 @@ int kgi_vectors_ok(const kgi_geometry *geo, const kg_gemm *g, char *why, size_t 
     return 1;
 }
 
+/* Kernels index with int and step K by the tile depth: stay clear of
+ * INT_MAX so no loop counter or tile origin can overflow. */
+#define KGI_MAX_DIM (2147483647 - 4096)
+
 int kgi_basics_ok(const kgi_geometry *geo, const kg_gemm *g, char *why, size_t len)
 {
     if (g->m < 1 || g->n < 1 || g->k < 1) {
         snprintf(why, len, "M, N and K must be at least 1 (got M=%d N=%d K=%d)", g->m, g->n, g->k);
+        return 0;
+    }
+    if (g->m > KGI_MAX_DIM || g->n > KGI_MAX_DIM || g->k > KGI_MAX_DIM) {
+        snprintf(why, len, "%s=%d exceeds %d, the largest dimension the kernels index with int",
+                 g->m > KGI_MAX_DIM ? "M" : g->n > KGI_MAX_DIM ? "N" : "K",
+                 g->m > KGI_MAX_DIM ? g->m : g->n > KGI_MAX_DIM ? g->n : g->k, KGI_MAX_DIM);
         return 0;
     }
     if (!g->a || !g->b || !g->c) {
@@ -150,11 +162,52 @@ int kgi_basics_ok(const kgi_geometry *geo, const kg_gemm *g, char *why, size_t l
     return 1;
 }
 
+/* The largest extent of dimension `dim` ('M' or 'N') one launch of `geo` can
+ * cover: every grid axis that dim drives stays within its limit. A multiple
+ * of the tile, so chunks keep the kernel's multiple-of-tile precondition. */
+static long long chunk_extent(const kgi_geometry *geo, char dim)
+{
+    long long best = -1;
+    for (int i = 0; i < 3; i++) {
+        if (geo->grid[i].dim != dim)
+            continue;
+        long long e = (long long)(grid_max[i] / geo->grid[i].mul) * geo->grid[i].div;
+        if (best < 0 || e < best)
+            best = e;
+    }
+    return best < 0 ? (long long)KGI_MAX_DIM : best;
+}
+
+/* Rows [r0, r0 + rows) and columns [c0, c0 + cols) of the product: the same
+ * problem on offset pointers. */
+static kg_gemm sub_gemm(const kgi_geometry *geo, const kg_gemm *g, int r0, int rows, int c0, int cols)
+{
+    kg_gemm s = *g;
+    s.m = rows;
+    s.n = cols;
+    s.a = g->a + (geo->layout[0] == 't' ? (size_t)r0 : (size_t)r0 * (size_t)g->lda);
+    s.b = g->b + (geo->layout[1] == 't' ? (size_t)c0 * (size_t)g->ldb : (size_t)c0);
+    s.c = g->c + (size_t)r0 * (size_t)g->ldc + (size_t)c0;
+    return s;
+}
+
 int kgi_geometry_admits(const kgi_geometry *geo, const kg_gemm *g, char *why, size_t why_len)
 {
+    if (!kgi_basics_ok(geo, g, why, why_len) || !kgi_multiples_ok(geo, g, why, why_len) ||
+        !kgi_vectors_ok(geo, g, why, why_len))
+        return 0;
+    /* A grid beyond the device's limits along M or N is launched in chunks
+     * (kg_kernel_launch); each chunk must still meet the alignment rules. */
+    long long em = chunk_extent(geo, 'M'), en = chunk_extent(geo, 'N');
+    if (g->m > em || g->n > en) {
+        kg_gemm last = sub_gemm(geo, g, g->m > em ? (int)((g->m - 1) / em * em) : 0, 1,
+                                g->n > en ? (int)((g->n - 1) / en * en) : 0, 1);
+        if (!kgi_vectors_ok(geo, &last, why, why_len))
+            return 0;
+    }
+    kg_gemm first = sub_gemm(geo, g, 0, (int)(g->m < em ? g->m : em), 0, (int)(g->n < en ? g->n : en));
     unsigned grid[3];
-    return kgi_basics_ok(geo, g, why, why_len) && kgi_multiples_ok(geo, g, why, why_len) &&
-           kgi_vectors_ok(geo, g, why, why_len) && kgi_grid_of(geo, g, grid, why, why_len);
+    return kgi_grid_of(geo, &first, grid, why, why_len);
 }
 
 /* ------------------------------------------------------------ loading */
@@ -350,22 +403,42 @@ kg_status kg_kernel_launch(kg_context *ctx, const kg_kernel *k, const kg_gemm *g
     if (!ctx || !k || !g)
         return ctx ? kgi_fail(ctx, KG_ERR_INVALID_ARG, "kg_kernel_launch: NULL kernel or arguments") : KG_ERR_INVALID_ARG;
     char why[256];
-    unsigned grid[3], pgrid[3];
-    if (!kgi_geometry_admits(&k->geo, g, why, sizeof why) || !kgi_grid_of(&k->geo, g, grid, why, sizeof why) ||
-        (k->pre_fn && !kgi_grid_of(&k->pre_geo, g, pgrid, why, sizeof why)))
+    if (!kgi_geometry_admits(&k->geo, g, why, sizeof why) ||
+        (k->pre_fn && !kgi_geometry_admits(&k->pre_geo, g, why, sizeof why)))
         return kgi_fail(ctx, KG_ERR_SHAPE, "%s: %s", k->info.entry, why);
+    /* One launch unless M or N needs more blocks than a grid axis holds. */
+    long long em = chunk_extent(&k->geo, 'M'), en = chunk_extent(&k->geo, 'N');
+    if (k->pre_fn) {
+        long long pm = chunk_extent(&k->pre_geo, 'M'), pn = chunk_extent(&k->pre_geo, 'N');
+        em = pm < em ? pm : em;
+        en = pn < en ? pn : en;
+    }
     kg_status st = kgi_drv_enter(ctx);
     if (st != KG_OK)
         return st;
     const kgi_cu *cu = ctx->drv->cu;
-    CUresult rc = CUDA_SUCCESS;
-    if (k->pre_fn && (rc = launch_one(cu, k->pre_fn, &k->pre_geo, pgrid, g, (CUstream)stream)) != CUDA_SUCCESS) {
-        kgi_drv_leave(ctx);
-        return kgi_cu_fail(ctx, cu, "cuLaunchKernel (pre kernel)", rc);
+    for (long long r0 = 0; r0 < g->m; r0 += em) {
+        for (long long c0 = 0; c0 < g->n; c0 += en) {
+            int rows = (int)(g->m - r0 < em ? g->m - r0 : em), cols = (int)(g->n - c0 < en ? g->n - c0 : en);
+            kg_gemm part = sub_gemm(&k->geo, g, (int)r0, rows, (int)c0, cols);
+            unsigned grid[3], pgrid[3];
+            if (!kgi_grid_of(&k->geo, &part, grid, why, sizeof why) ||
+                (k->pre_fn && !kgi_grid_of(&k->pre_geo, &part, pgrid, why, sizeof why))) {
+                kgi_drv_leave(ctx);
+                return kgi_fail(ctx, KG_ERR_SHAPE, "%s: %s", k->info.entry, why);
+            }
+            CUresult rc;
+            if (k->pre_fn && (rc = launch_one(cu, k->pre_fn, &k->pre_geo, pgrid, &part, (CUstream)stream)) !=
+                                 CUDA_SUCCESS) {
+                kgi_drv_leave(ctx);
+                return kgi_cu_fail(ctx, cu, "cuLaunchKernel (pre kernel)", rc);
+            }
+            if ((rc = launch_one(cu, k->fn, &k->geo, grid, &part, (CUstream)stream)) != CUDA_SUCCESS) {
+                kgi_drv_leave(ctx);
+                return kgi_cu_fail(ctx, cu, "cuLaunchKernel", rc);
+            }
+        }
     }
-    rc = launch_one(cu, k->fn, &k->geo, grid, g, (CUstream)stream);
     kgi_drv_leave(ctx);
-    if (rc != CUDA_SUCCESS)
-        return kgi_cu_fail(ctx, cu, "cuLaunchKernel", rc);
     return KG_OK;
 }

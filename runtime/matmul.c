@@ -262,8 +262,14 @@ static kg_status choose(kg_context *ctx, const char *layout, const kg_gemm *g, c
         if (param_value(config, "layout", &len))
             set_param(config, config_len, "layout", layout);
         snprintf(why, why_len, "tuned: %s", dbwhy);
-        if (try_config(ctx, tmpl, config, config_len, g, src, why, why_len) == KG_OK)
-            return KG_OK;
+        if (try_config(ctx, tmpl, config, config_len, g, src, why, why_len) == KG_OK) {
+            if (strcmp((*src)->geo.layout, layout) == 0)
+                return KG_OK;
+            /* an entry whose configuration disagrees with its layout column */
+            note(why, why_len, "; its kernel computes layout %s, not %s", (*src)->geo.layout, layout);
+            kg_source_free(*src);
+            *src = NULL;
+        }
         snprintf(dbwhy, sizeof dbwhy, "%s", why);
         why[0] = '\0';
     }

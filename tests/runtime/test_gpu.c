@@ -410,6 +410,29 @@ static void test_pre_kernel(kg_context *ctx, const char *dir)
     CHECK(kg_set_template_path(ctx, NULL) == KG_OK);
 }
 
+/* More row tiles than grid.y holds (65,535): the launch is split into row
+ * chunks on offset pointers. bm=1 makes grid.y = M, so M = 70,001 needs two
+ * chunks while staying small. */
+static void test_chunked(kg_context *ctx)
+{
+    for (int l = 0; l < 4; l++) {
+        char cfg[128];
+        snprintf(cfg, sizeof cfg, "bm=1 bn=32 bk=8 tm=1 tn=1 pad=1 layout=%s", layouts[l]);
+        kg_kernel *k;
+        kg_status st = kg_kernel_get(ctx, NULL, cfg, &k);
+        CHECK_MSG(st == KG_OK, "[%s]: %s", cfg, kg_last_error(ctx));
+        if (st != KG_OK)
+            continue;
+        problem p;
+        CHECK(problem_init(ctx, &p, layouts[l], 70001, 33, 17, 77 + l));
+        for (int beta0 = 0; beta0 < 2; beta0++) {
+            double e = run_kernel(ctx, k, &p, beta0, cfg);
+            CHECK_MSG(e >= 0 && e <= kgi_gemm_tolerance(17), "chunked %s beta0=%d: error %g", layouts[l], beta0, e);
+        }
+        problem_free(ctx, &p);
+    }
+}
+
 static void test_timing(kg_context *ctx)
 {
     kg_kernel *k;
@@ -460,6 +483,7 @@ int main(int argc, char **argv)
     test_configs(ctx);
     test_matmul(ctx);
     test_timing(ctx);
+    test_chunked(ctx);
     test_pre_kernel(ctx, argv[1]);
     kg_context_close(ctx);
     char cmd[128];

@@ -102,8 +102,11 @@ int main(void)
 
     /* the grid: at most 65535 blocks along y */
     kgi_geometry small = geometry(ctx, "bm=16 bn=16 bk=16 tm=1 tn=1");
+    /* beyond 65535 blocks along y the launch is split into chunks of rows */
     admits(&small, gemm(16 * 65535, 16, 16, 16, 16, 16), NULL);
-    admits(&small, gemm(16 * 65535 + 1, 16, 16, 16, 16, 16), "the limit is 65535");
+    admits(&small, gemm(16 * 65535 + 1, 16, 16, 16, 16, 16), NULL);
+    admits(&small, gemm(2147483647 - 4096 + 1, 16, 16, 16, 16, 16), "the largest dimension");
+    admits(&small, gemm(16, 16, 2147483647, 16, 2147483647, 16), "the largest dimension");
 
     /* kg_matmul's pick: bounds=0 only on multiples, vec=4 only aligned */
     char config[512], why[1024];
