@@ -1,0 +1,172 @@
+-- Global -> shared copies of matmul_warp's operand tiles: the per-thread
+-- setup before the K loop, cp.async copies (stages >= 2) and the register
+-- path (stages = 1: load into registers, store after the multiplication).
+--
+-- Edges. A row (or column) a thread copies past the edge of M (N) is
+-- clamped to the last one: its loads stay inside the matrix and their
+-- results are never stored. Vectors along a contiguous M or N axis that
+-- straddle the edge read only the floats inside (`nv`); past K (only the
+-- tile copied with kcheck) the shared tile gets zeros, so that it adds
+-- nothing. A source whose copy reads nothing is the operand's base pointer,
+-- always a valid address.
+
+local emit = require "lib.emit"
+local plan = require "lib.warp_plan"
+
+local M = {}
+
+local LANES = { "x", "y", "z", "w" }
+local VEC_TYPE = { [1] = "float", [2] = "float2", [4] = "float4" }
+M.VEC_TYPE = VEC_TYPE
+
+local function lane(v, w, e) return w == 1 and v or (v .. "." .. LANES[e + 1]) end
+
+-- The PTX helpers the kernel uses (only those).
+function M.emit_helpers(w, d)
+  if not d.async then return end
+  w:comment("Asynchronous copies global -> shared (sm_80+): `bytes` of the copy are read, the rest zero-filled.")
+  w:open("__device__ __forceinline__ unsigned kgen_smem(const float* p)")
+  w:line("return static_cast<unsigned>(__cvta_generic_to_shared(p));")
+  w:close()
+  local sizes = {}
+  for _, op in ipairs({ d.A, d.B }) do sizes[4 * op.cvec] = true end
+  for _, size in ipairs({ 4, 8, 16 }) do
+    if sizes[size] then
+      w:open("__device__ __forceinline__ void kgen_cp_async%d(float* dst, const float* src, int bytes)", size)
+      w:line("asm volatile(\"cp.async.%s.shared.global [%%0], [%%1], %d, %%2;\\n\" :: \"r\"(kgen_smem(dst)), \"l\"(src), \"r\"(bytes));",
+        size == 16 and "cg" or "ca", size)
+      w:close()
+    end
+  end
+  w:open("__device__ __forceinline__ void kgen_cp_async_commit()")
+  w:line("asm volatile(\"cp.async.commit_group;\\n\" ::);")
+  w:close()
+  w:blank()
+end
+
+-- Per-thread copy setup, once before the K loop: for each copy i its line
+-- l and offset c, source pointer (clamped at M or N), shared offset and,
+-- for vectors along a contiguous M or N axis, how many floats lie inside.
+function M.emit_setup(w, cfg, d, op)
+  local how = op.chunk and string.format("single floats, warps reading %d-float runs along %s",
+    op.chunk, op.cont_name) or string.format("%d-float vectors, consecutive threads along %s", op.cvec, op.cont_name)
+  w:comment(string.format("%s copies: %d per tile of %s (%s)%s.", op.name, op.count, op.direct and "direct" or
+    "transposing", how, op.ragged and "; some threads idle in the last round" or ""))
+  for i = 0, op.per_thread - 1 do
+    local l, c = string.format("%s_l%d", op.p, i), string.format("%s_c%d", op.p, i)
+    local le, ce = plan.copy_exprs(op, emit.add("tid", i * d.threads))
+    w:line("const int %s = %s, %s = %s;", l, le, c, ce)
+    local o, k = plan.outer_k(op, l, c)
+    local src
+    if op.gcont and cfg.bounds == 1 and op.cvec == 1 then
+      src = string.format("%s + (size_t)%s * %s + min(%s + %s, %s - 1)", op.ptr, l, op.ld, op.origin, c, op.limit)
+    elseif op.gcont and cfg.bounds == 1 then
+      w:line("const int %s_nv%d = min(max(%s - (%s + %s), 0), %d);", op.p, i, op.limit, op.origin, c, op.cvec)
+      src = string.format("%s_nv%d > 0 ? %s + (size_t)%s * %s + %s + %s : %s",
+        op.p, i, op.ptr, l, op.ld, op.origin, c, op.ptr)
+    elseif op.gcont then
+      src = string.format("%s + (size_t)%s * %s + %s + %s", op.ptr, l, op.ld, op.origin, c)
+    else
+      local row = emit.add(op.origin, l)
+      row = cfg.bounds == 1 and string.format("min(%s, %s - 1)", row, op.limit) or "(" .. row .. ")"
+      src = string.format("%s + (size_t)%s * %s + %s", op.ptr, row, op.ld, c)
+    end
+    w:line("const float* %s_src%d = %s;", op.p, i, src)
+    local dst = op.scont and emit.add(plan.mul(k, op.stride), o) or emit.add(plan.mul(o, op.stride), k)
+    w:line("const int %s_dst%d = %s;", op.p, i, dst)
+  end
+end
+
+-- Floats of copy i inside the matrix, as an expression: the literal cvec
+-- when nothing can be outside.
+local function valid_expr(cfg, op, i, kcheck)
+  local full = tostring(op.cvec)
+  if op.gcont then
+    local nv = (cfg.bounds == 1 and op.cvec > 1) and string.format("%s_nv%d", op.p, i) or full
+    if kcheck then return string.format("(k0 + %s_l%d < K ? %s : 0)", op.p, i, nv) end
+    return nv
+  end
+  if kcheck then return string.format("min(max(K - (k0 + %s_c%d), 0), %d)", op.p, i, op.cvec) end
+  return full
+end
+
+-- The source of copy i for the tile at k0.
+local function src_expr(op, i)
+  if op.gcont then return string.format("%s_src%d + (size_t)k0 * %s", op.p, i, op.ld) end
+  return string.format("%s_src%d + k0", op.p, i)
+end
+
+local function open_guard(w, d, op, i)
+  if op.ragged and (i + 1) * d.threads > op.count then
+    w:open("if (%s < %d)", emit.add("tid", i * d.threads), op.count)
+    return true
+  end
+  return false
+end
+
+-- The copy of one operand tile (at k0) with cp.async into buffer `buf`.
+function M.emit_async(w, cfg, d, op, buf, kcheck)
+  for i = 0, op.per_thread - 1 do
+    local guarded = open_guard(w, d, op, i)
+    local nv = valid_expr(cfg, op, i, kcheck)
+    local dst = string.format("%s + %s_dst%d", buf, op.p, i)
+    local src = src_expr(op, i)
+    if nv == tostring(op.cvec) then
+      w:line("kgen_cp_async%d(%s, %s, %d);", 4 * op.cvec, dst, src, 4 * op.cvec)
+    elseif op.cvec == 1 then
+      w:line("kgen_cp_async4(%s, %s ? %s : %s, %s ? 4 : 0);", dst, nv, src, op.ptr, nv)
+    else
+      if not guarded then w:open("") end
+      w:line("const int nv = %s;", nv)
+      w:line("kgen_cp_async%d(%s, nv > 0 ? %s : %s, 4 * nv);", 4 * op.cvec, dst, src, op.ptr)
+      if not guarded then w:close() end
+    end
+    if guarded then w:close() end
+  end
+end
+
+-- Register path: loads copy i of the tile at k0 into registers <p>_reg<i>.
+function M.emit_fetch(w, cfg, d, op, kcheck)
+  for i = 0, op.per_thread - 1 do
+    local reg = string.format("%s_reg%d", op.p, i)
+    local nv = valid_expr(cfg, op, i, kcheck)
+    if not open_guard(w, d, op, i) then w:open("") end
+    w:line("const float* src = %s;", src_expr(op, i))
+    local vload = string.format("%s = *reinterpret_cast<const %s*>(src);", reg, VEC_TYPE[op.cvec])
+    if nv == tostring(op.cvec) then
+      w:line(vload)
+    elseif op.cvec == 1 then
+      w:line("%s = %s ? *src : 0.0f;", reg, nv)
+    else
+      w:line("const int nv = %s;", nv)
+      w:open("if (nv == %d)", op.cvec)
+      w:line(vload)
+      w:reopen("else")
+      for e = 0, op.cvec - 1 do
+        w:line("%s = nv > %d ? src[%d] : 0.0f;", lane(reg, op.cvec, e), e, e)
+      end
+      w:close()
+    end
+    w:close()
+  end
+end
+
+-- Register path: stores the registers into buffer `buf`.
+function M.emit_stash(w, d, op, buf)
+  for i = 0, op.per_thread - 1 do
+    local reg = string.format("%s_reg%d", op.p, i)
+    local dst = string.format("%s_dst%d", op.p, i)
+    local guarded = open_guard(w, d, op, i)
+    if op.svec > 1 then
+      w:line("*reinterpret_cast<%s*>(%s + %s) = %s;", VEC_TYPE[op.cvec], buf, dst, reg)
+    else
+      local step = op.direct and 1 or op.stride
+      for e = 0, op.cvec - 1 do
+        w:line("%s[%s] = %s;", buf, emit.add(dst, e * step), lane(reg, op.cvec, e))
+      end
+    end
+    if guarded then w:close() end
+  end
+end
+
+return M

@@ -1,0 +1,617 @@
+-- matmul_warp: a warp-tiled fp32 matrix multiplication with pipelined copies,
+-- the techniques of fast SIMT GEMMs, each one a parameter the tuner switches.
+--
+--   C = alpha * op(A) * op(B) + beta * C        row-major; op from `layout`
+--
+-- A block computes a bm x bn tile of C with (bm/wm) x (bn/wn) warps; a warp
+-- computes a wm x wn tile. Its 32 lanes stand in a (32/ln) x ln grid and each
+-- owns a tm x tn patch of outputs; one pass of the lane grid covers
+-- (32/ln*tm) x (ln*tn) outputs and the warp repeats it over its tile, so each
+-- thread holds several sub-tiles (their rows and columns a pass apart):
+--
+--          warp tile wm x wn                 one pass, ln = 8, tm = tn = 4
+--       +--------+--------+            +--+--+--+--+--+--+--+--+
+--       | pass   | pass   |            |L0|L1|L2|L3|L4|L5|L6|L7|  each cell:
+--       | (0,0)  | (0,1)  |            +--+--+--+--+--+--+--+--+  one lane's
+--       +--------+--------+            |L8|  ...                |  4 x 4 patch
+--       | pass   | pass   |            +--+--+--+--+--+--+--+--+
+--       | (1,0)  | (1,1)  |            ... 4 rows of lanes
+--       +--------+--------+
+--
+-- K is walked in tiles of bk. The block's threads copy a bm x bk tile of A and
+-- a bk x bn tile of B into shared memory: with stages >= 2 through a ring of
+-- `stages` buffers filled by asynchronous copies (cp.async), so the copy of
+-- tile t + stages - 1 overlaps the multiplication of tile t; with stages = 1
+-- through registers (the next tile is loaded before the current one is
+-- multiplied and stored after, into the other of two buffers). Shared memory
+-- holds A as As[k][m] (at = 1, "transposed": a lane reads its tm rows as one
+-- 16-byte vector) or As[m][k] (at = 0: it reads 4 values of k at once); B as
+-- Bs[k][n] (bt = 0) or Bs[n][k] (bt = 1). `pad` floats per shared row move
+-- the rows of a transposing copy onto different banks.
+--
+-- Edges: the interior runs without checks. Rows (or columns) a thread
+-- copies past the edge of M (N) are clamped to the last one, so its loads
+-- stay inside the matrix and their results are never stored; vectors that
+-- straddle the edge of a contiguous M or N axis read only the floats inside.
+-- The last tile of K, the only one that can be partial, is multiplied first:
+-- its copy (in the prologue) zero-fills past K, and no copy inside the K
+-- loop checks anything. Stores check M and N. A transposing copy through
+-- cp.async moves single floats, grouped so that each warp instruction reads
+-- whole 32-byte sectors (lib/warp_plan.lua).
+--
+-- split-K (splitk > 1) divides the K tiles among gridDim.z slices that add
+-- alpha * partial into C atomically (one float at a time, or with red = 4 four
+-- at once: sm_90's red.global.add.v4.f32), after a first kernel has
+-- multiplied C by beta. raster > 1 walks the blocks in groups of `raster`
+-- block rows, so that the blocks running together share tiles of A and B in
+-- L2. minb > 1 caps the registers (__launch_bounds__' second argument) so
+-- that minb blocks fit an SM.
+--
+-- What each technique bought on an H200, and why: bench/NOTES.md.
+
+local params = require "lib.params"
+local emit = require "lib.emit"
+local plan = require "lib.warp_plan"
+local copy = require "lib.warp_copy"
+local access = require "lib.warp_access"
+
+local T = { name = "matmul_warp", version = 1 }
+
+T.params = {
+  { name = "bm", type = "int", default = 128, min = 1, max = 512,
+    doc = "block tile: rows of C computed by one block" },
+  { name = "bn", type = "int", default = 128, min = 1, max = 512,
+    doc = "block tile: columns of C computed by one block" },
+  { name = "bk", type = "int", default = 8, min = 1, max = 128,
+    doc = "block tile: depth (elements of K) copied per stage" },
+  { name = "wm", type = "int", default = 32, min = 1, max = 512,
+    doc = "warp tile: rows of C computed by one warp (warps = bm/wm * bn/wn)" },
+  { name = "wn", type = "int", default = 64, min = 1, max = 512,
+    doc = "warp tile: columns of C computed by one warp" },
+  { name = "tm", type = "int", default = 4, min = 1, max = 16,
+    doc = "thread sub-tile: consecutive rows of one lane's patch" },
+  { name = "tn", type = "int", default = 4, min = 1, max = 16,
+    doc = "thread sub-tile: consecutive columns of one lane's patch" },
+  { name = "ln", type = "int", default = 8, values = { 1, 2, 4, 8, 16, 32 },
+    doc = "lanes of a warp along N (32/ln along M)" },
+  { name = "at", type = "int", default = 1, values = { 0, 1 },
+    doc = "A in shared memory: 1 transposed As[k][m] (vector reads along m), 0 As[m][k]" },
+  { name = "bt", type = "int", default = 0, values = { 0, 1 },
+    doc = "B in shared memory: 0 Bs[k][n] (vector reads along n), 1 transposed Bs[n][k]" },
+  { name = "pad", type = "int", default = 4, min = 0, max = 32,
+    doc = "extra floats per shared-memory row (bank-conflict padding)" },
+  { name = "vec", type = "int", default = 4, values = { 1, 2, 4 },
+    doc = "floats per global copy (2, 4: 8- and 16-byte copies; need aligned pointers and ld)" },
+  { name = "stages", type = "int", default = 2, values = { 1, 2, 3, 4 },
+    doc = "1: register prefetch into 2 buffers; 2-4: ring of cp.async buffers" },
+  { name = "raster", type = "int", default = 1, min = 1, max = 64,
+    doc = "block order: groups of this many block rows for L2 reuse (1: row by row)" },
+  { name = "splitk", type = "int", default = 1, min = 1, max = 256,
+    doc = "slices of K (grid z), summed into C with atomicAdd after a beta pass" },
+  { name = "red", type = "int", default = 1, values = { 1, 4 },
+    doc = "split-K: floats per atomic addition into C (4: sm_90 red.global.add.v4.f32; needs tn % 4 == 0)" },
+  { name = "minb", type = "int", default = 1, values = { 1, 2, 3, 4 },
+    doc = "blocks per SM the registers must allow (__launch_bounds__' second argument; 1: no cap)" },
+  { name = "bounds", type = "int", default = 1, values = { 0, 1 },
+    doc = "1: any M, N, K >= 1 (checks only at edges); 0: M, N, K multiples of bm, bn, bk" },
+  { name = "layout", type = "enum", default = "nn", values = { "nn", "nt", "tn", "tt" },
+    doc = "op(A), op(B): n as stored, t transposed (A stored K x M, B stored N x K)" },
+}
+
+-- The values the tuner explores; check() prunes what breaks a rule or does
+-- not fit the device. Left at their defaults: at = 1, pad = 4, tm = tn = 4,
+-- ln = 8 (on an H200 at = 0 and pad = 0 lost every measured comparison and
+-- the other patch and lane shapes tied or lost: bench/NOTES.md); --space
+-- puts them back.
+T.space = {
+  bm = { 64, 128, 256 },
+  bn = { 64, 128, 256 },
+  bk = { 8, 16 },
+  wm = { 32, 64 },
+  wn = { 32, 64 },
+  tm = { 4 },
+  tn = { 4 },
+  ln = { 8 },
+  at = { 1 },
+  pad = { 4 },
+  vec = { 1, 4 },
+  stages = { 1, 2, 3 },
+  raster = { 1, 8 },
+  splitk = { 1, 2, 4, 8, 64 },
+  red = { 1, 4 },
+  minb = { 1, 2 },
+  bounds = { 1 },
+}
+
+local MAX_OUTPUTS = 128 -- accumulators per thread the register file can hold
+local mul, derive = plan.mul, plan.derive
+
+function T.check(cfg, limits)
+  local function fail(...) return nil, string.format(...) end
+  if cfg.bm % cfg.wm ~= 0 then return fail("bm=%d is not a multiple of wm=%d", cfg.bm, cfg.wm) end
+  if cfg.bn % cfg.wn ~= 0 then return fail("bn=%d is not a multiple of wn=%d", cfg.bn, cfg.wn) end
+  local lm = 32 // cfg.ln
+  if cfg.wm % (lm * cfg.tm) ~= 0 then
+    return fail("wm=%d is not a multiple of (32/ln)*tm = %d*%d = %d (one pass of the lanes, ln=%d)",
+      cfg.wm, lm, cfg.tm, lm * cfg.tm, cfg.ln)
+  end
+  if cfg.wn % (cfg.ln * cfg.tn) ~= 0 then
+    return fail("wn=%d is not a multiple of ln*tn = %d*%d = %d (one pass of the lanes)",
+      cfg.wn, cfg.ln, cfg.tn, cfg.ln * cfg.tn)
+  end
+  local outputs = cfg.wm * cfg.wn // 32
+  if outputs > MAX_OUTPUTS then
+    return fail("wm=%d wn=%d give %d outputs per thread; at most %d fit the registers",
+      cfg.wm, cfg.wn, outputs, MAX_OUTPUTS)
+  end
+  local d = derive(cfg)
+  if d.threads > limits.max_threads_per_block then
+    return fail("bm=%d bn=%d wm=%d wn=%d give %d warps = %d threads per block; the limit is %d",
+      cfg.bm, cfg.bn, cfg.wm, cfg.wn, d.threads // 32, d.threads, limits.max_threads_per_block)
+  end
+  for _, op in ipairs({ d.A, d.B }) do
+    if op.cont_ext % cfg.vec ~= 0 then
+      return fail("vec=%d needs %s (the contiguous extent of the %s tile in layout %s) to be a multiple of %d; %s=%d",
+        cfg.vec, op.cont_name, op.name, cfg.layout, cfg.vec, op.cont_name, op.cont_ext)
+    end
+    if d.async and op.direct and op.stride % cfg.vec ~= 0 then
+      return fail("vec=%d with stages=%d copies %d bytes straight into %s, whose rows of %d floats (pad=%d) are not %d-byte aligned",
+        cfg.vec, cfg.stages, 4 * cfg.vec, op.smem, op.stride, cfg.pad, 4 * cfg.vec)
+    end
+  end
+  if cfg.red == 4 and (cfg.tn % 4 ~= 0 or limits.sm < 90) then
+    return fail("red=4 adds 4 consecutive floats of a lane's patch at once: it needs tn %% 4 == 0 (tn=%d) and sm_90 or newer (target %s)",
+      cfg.tn, limits.name)
+  end
+  if d.async and limits.sm < 80 then
+    return fail("stages=%d uses cp.async, which needs sm_80 or newer (target %s); use stages=1",
+      cfg.stages, limits.name)
+  end
+  if cfg.minb > 1 and (d.threads * cfg.minb > limits.max_threads_per_sm
+      or (d.smem + (limits.smem_reserved_per_block or 0)) * cfg.minb > limits.smem_per_sm) then
+    return fail("minb=%d blocks of %d threads and %d bytes of shared memory do not fit one SM (%d threads, %d bytes on %s)",
+      cfg.minb, d.threads, d.smem, limits.max_threads_per_sm, limits.smem_per_sm, limits.name)
+  end
+  if d.smem > limits.smem_per_block_optin then
+    return fail("bm=%d bn=%d bk=%d pad=%d stages=%d need %d bytes of shared memory per block; the limit is %d (%s)",
+      cfg.bm, cfg.bn, cfg.bk, cfg.pad, cfg.stages, d.smem, limits.smem_per_block_optin, limits.name)
+  end
+  return true
+end
+
+function T.resources(cfg)
+  local d = derive(cfg)
+  return {
+    threads = d.threads,
+    block = { d.threads, 1, 1 },
+    smem_static = d.dynamic and 0 or d.smem,
+    smem_dynamic = d.dynamic and d.smem or 0,
+    loads_a = d.loads_a,                 -- floats of A read from global per tile of K
+    loads_b = d.loads_b,
+    flops_per_phase = d.flops,
+    cgma = d.cgma,                       -- FLOPs per global load (the seeds' ratio)
+    outputs_per_thread = d.rows * d.cols,
+    tile = { m = cfg.bm, n = cfg.bn, k = cfg.bk },
+  }
+end
+
+---------------------------------------------------------------------------
+-- Rendering
+---------------------------------------------------------------------------
+
+local LANES = { "x", "y", "z", "w" }
+local VEC_TYPE = copy.VEC_TYPE
+
+local function emit_header(w, cfg, d, meta)
+  local opa = d.a_trans and "A^T (A stored K x M)" or "A (stored M x K)"
+  local opb = d.b_trans and "B^T (B stored N x K)" or "B (stored K x N)"
+  w:comment(string.format("Generated by kgen %s from template %s v%d. Regenerate rather than edit.",
+    meta.kgen_version, T.name, T.version))
+  w:comment("")
+  w:comment(string.format("C = alpha * %s * %s + beta * C   (row-major fp32, layout %s)", opa, opb, cfg.layout))
+  w:comment("")
+  w:comment("Parameters: " .. params.canonical(T.params, cfg))
+  w:comment("Derived:")
+  w:comment(string.format("  warps per block     %d x %d = %d threads; warp tile %d x %d",
+    d.warps_m, d.warps_n, d.threads, cfg.wm, cfg.wn))
+  w:comment(string.format("  lanes               %d x %d, each a %d x %d patch; %d x %d sub-tiles per warp",
+    d.lm, cfg.ln, cfg.tm, cfg.tn, d.sub_m, d.sub_n))
+  w:comment(string.format("  outputs per thread  %d x %d = %d accumulators", d.rows, d.cols, d.rows * d.cols))
+  for _, op in ipairs({ d.A, d.B }) do
+    w:comment(string.format("  %s in shared memory %s[%d][%d]: %s rows of %d floats; %s copy, %d x %d floats (%d per thread)",
+      op.name, op.smem, op.srows, op.stride, op.scont and "k" or (op.p == "a" and "m" or "n"), op.stride,
+      op.direct and "direct" or "transposing", op.count, op.cvec, op.per_thread))
+  end
+  w:comment(string.format("  shared memory       %d bytes %s: %d buffers of %d floats",
+    d.smem, d.dynamic and "dynamic" or "static", d.nbuf, d.stage_floats))
+  w:comment(string.format("  pipeline            %s", d.async
+    and string.format("cp.async ring of %d stages (copy of tile t+%d overlaps tile t)", cfg.stages, cfg.stages - 1)
+    or "register prefetch: tile t+1 loaded before tile t is multiplied, 2 buffers"))
+  w:comment(string.format("  fragment reads      %d value(s) of k per read; A %s, B %s", d.kg,
+    d.A.scont and string.format("%d floats along m", d.A.fvec) or string.format("%d floats along k", d.kg),
+    d.B.scont and string.format("%d floats along n", d.B.fvec) or string.format("%d floats along k", d.kg)))
+  if cfg.splitk > 1 then
+    w:comment(string.format("  split-K             %d slices of K (grid z), added into C with %s", cfg.splitk,
+      d.red4 and "red.global.add.v4.f32 (4 floats) where C is 16-byte aligned, else atomicAdd" or "atomicAdd"))
+  end
+  w:comment(string.format("  CGMA ratio          %.2f FLOP per global load: 2*bm*bn*bk / (bm*bk + bk*bn)", d.cgma))
+  w:comment("Launch:")
+  w:comment(string.format("  block = (%d, 1, 1)", d.threads))
+  w:comment(string.format("  grid  = (ceil(N / %d), ceil(M / %d), %d)%s", cfg.bn, cfg.bm, cfg.splitk,
+    cfg.raster > 1 and string.format("; blocks remapped in groups of %d block rows", cfg.raster) or ""))
+  w:comment(string.format("  dynamic shared memory = %d bytes%s", d.dynamic and d.smem or 0,
+    d.dynamic and " (raise CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES first)" or ""))
+  if cfg.splitk > 1 then
+    w:comment(string.format("  first %s_beta: block (128, 1, 1), grid (ceil(N / 128), ceil(M / 64), 1): C = beta * C",
+      d.entry))
+  end
+  w:comment("Preconditions:")
+  if cfg.bounds == 1 then
+    w:comment("  M, N, K >= 1 (any shape).")
+  else
+    w:comment(string.format("  no bound checks: M %% %d == 0, N %% %d == 0, K %% %d == 0.", cfg.bm, cfg.bn, cfg.bk))
+  end
+  w:comment(string.format("  lda >= %s, ldb >= %s, ldc >= N.", d.a_trans and "M" or "K", d.b_trans and "K" or "N"))
+  if cfg.vec > 1 then
+    w:comment(string.format("  vec=%d: lda and ldb multiples of %d; A and B aligned to %d bytes.",
+      cfg.vec, cfg.vec, 4 * cfg.vec))
+  end
+end
+
+-- Opens `for (int v = 0; v < n; v += step)` under #pragma unroll and
+-- returns "v", or, for a single trip, opens nothing and returns "0".
+local function open_loop(w, v, n, step)
+  if n <= step then return "0" end
+  w:line("#pragma unroll")
+  if step == 1 then w:open("for (int %s = 0; %s < %d; ++%s)", v, v, n, v)
+  else w:open("for (int %s = 0; %s < %d; %s += %d)", v, v, n, v, step) end
+  return v
+end
+
+local function close_loop(w, v)
+  if v ~= "0" then w:close() end
+end
+
+-- Fragment reads of one operand for the k group at kk, into x[q][r]: from
+-- a buffer contiguous along outer, `fvec` floats of one row of k at a time;
+-- from one contiguous along k, kg values of k of one outer index at a time.
+local function emit_fragment(w, cfg, d, op, buf, sub, t, pass)
+  local arr = op.p
+  local function at(q, r) return string.format("%s[%s][%s]", arr, q, r) end
+  if op.scont then
+    local fv = op.fvec
+    local q = open_loop(w, "q", d.kg, 1)
+    local i = open_loop(w, "i", sub, 1)
+    local v = open_loop(w, "v", t, fv)
+    local row = emit.add(mul(i, pass), v)
+    local addr = string.format("%s[%s]", buf, emit.add(mul(emit.add("kk", q), op.stride), row))
+    local r0 = emit.add(mul(i, t), v)
+    if fv == 1 then
+      w:line("%s = %s;", at(q, r0), addr)
+    else
+      w:line("const %s f = *reinterpret_cast<const %s*>(&%s);", VEC_TYPE[fv], VEC_TYPE[fv], addr)
+      for e = 0, fv - 1 do w:line("%s = f.%s;", at(q, emit.add(r0, e)), LANES[e + 1]) end
+    end
+    close_loop(w, v); close_loop(w, i); close_loop(w, q)
+  else
+    local i = open_loop(w, "i", sub, 1)
+    local e = open_loop(w, "e", t, 1)
+    local addr = string.format("%s[%s]", buf, emit.add(mul(emit.add(mul(i, pass), e), op.stride), "kk"))
+    local r = emit.add(mul(i, t), e)
+    if d.kg == 1 then
+      w:line("%s = %s;", at(0, r), addr)
+    else
+      w:line("const %s f = *reinterpret_cast<const %s*>(&%s);", VEC_TYPE[d.kg], VEC_TYPE[d.kg], addr)
+      for q = 0, d.kg - 1 do w:line("%s = f.%s;", at(q, r), LANES[q + 1]) end
+    end
+    close_loop(w, e); close_loop(w, i)
+  end
+end
+
+local function emit_compute(w, cfg, d, as, bs)
+  w:comment("Multiply the tiles out of shared memory: outer products of fragments.")
+  w:linec(string.format("const float* af = %s + %s;", as, d.A.scont and "a_off" or mul("a_off", d.A.stride)),
+    "this lane's rows of the A tile")
+  w:linec(string.format("const float* bf = %s + %s;", bs, d.B.scont and "b_off" or mul("b_off", d.B.stride)),
+    "its columns of the B tile")
+  w:line("#pragma unroll")
+  if d.kg == 1 then w:open("for (int kk = 0; kk < %d; ++kk)", cfg.bk)
+  else w:open("for (int kk = 0; kk < %d; kk += %d)", cfg.bk, d.kg) end
+  w:line("float a[%d][%d], b[%d][%d];", d.kg, d.rows, d.kg, d.cols)
+  emit_fragment(w, cfg, d, d.A, "af", d.sub_m, cfg.tm, d.pass_m)
+  emit_fragment(w, cfg, d, d.B, "bf", d.sub_n, cfg.tn, d.pass_n)
+  local q = open_loop(w, "q", d.kg, 1)
+  w:line("#pragma unroll")
+  w:line("for (int i = 0; i < %d; ++i)", d.rows)
+  w:line("    #pragma unroll")
+  w:line("    for (int j = 0; j < %d; ++j) acc[i][j] = fmaf(a[%s][i], b[%s][j], acc[i][j]);", d.cols, q, q)
+  close_loop(w, q)
+  w:close()
+end
+
+-- Epilogue: C = alpha * acc + beta * C (C not read when beta == 0), or for
+-- split-K an atomic addition of alpha * acc. Vectors where C allows them.
+local function emit_store(w, cfg, d)
+  local cv = d.cv
+  local atomic = cfg.splitk > 1
+  if atomic then
+    w:comment("Add this slice's share: C was multiplied by beta by the first kernel.")
+  else
+    w:comment("C = alpha * acc + beta * C; C is not read when beta == 0 (BLAS convention).")
+  end
+  if cv > 1 then
+    w:line("const bool c_vec = (ldc %% %d == 0) && (reinterpret_cast<unsigned long long>(C) %% %d == 0);", cv, 4 * cv)
+  end
+  w:line("#pragma unroll")
+  w:open("for (int i = 0; i < %d; ++i)", d.rows)
+  w:line("const int r = row0 + a_off + (i / %d) * %d + i %% %d;", cfg.tm, d.pass_m, cfg.tm)
+  if cfg.bounds == 1 then w:line("if (r >= M) continue;") end
+  w:line("float* crow = C + (size_t)r * ldc;")
+  w:line("#pragma unroll")
+  if cv == 1 then w:open("for (int j = 0; j < %d; ++j)", d.cols)
+  else w:open("for (int j = 0; j < %d; j += %d)", d.cols, cv) end
+  w:line("const int c = col0 + b_off + (j / %d) * %d + j %% %d;", cfg.tn, d.pass_n, cfg.tn)
+  local function one(e) -- the statement for element c + e
+    local v, dst = emit.add("j", e), "crow[" .. emit.add("c", e) .. "]"
+    if atomic then return string.format("atomicAdd(&%s, alpha * acc[i][%s]);", dst, v) end
+    return string.format("%s = beta == 0.0f ? alpha * acc[i][%s] : alpha * acc[i][%s] + beta * %s;", dst, v, v, dst)
+  end
+  if cv == 1 then
+    if cfg.bounds == 1 then w:line("if (c < N) %s", one(0)) else w:line(one(0)) end
+  else
+    local vt = VEC_TYPE[cv]
+    local comps = {}
+    for e = 0, cv - 1 do comps[#comps + 1] = string.format("alpha * acc[i][j + %d]", e) end
+    w:open("if (c_vec%s)", cfg.bounds == 1 and string.format(" && c + %d <= N", cv) or "")
+    if atomic then
+      w:line("kgen_red_add4(&crow[c], %s);", table.concat(comps, ", "))
+    else
+      w:line("%s v = make_%s(%s);", vt, vt, table.concat(comps, ", "))
+      w:open("if (beta != 0.0f)")
+      w:line("const %s old = *reinterpret_cast<const %s*>(&crow[c]);", vt, vt)
+      for e = 0, cv - 1 do w:line("v.%s += beta * old.%s;", LANES[e + 1], LANES[e + 1]) end
+      w:close()
+      w:line("*reinterpret_cast<%s*>(&crow[c]) = v;", vt)
+    end
+    w:reopen("else")
+    w:line("#pragma unroll")
+    w:open("for (int e = 0; e < %d; ++e)", cv)
+    if cfg.bounds == 1 then w:line("if (c + e >= N) break;") end
+    w:line(one("e"))
+    w:close()
+    w:close()
+  end
+  w:close()
+  w:close()
+end
+
+-- The block's tile of C, with optional grouped ordering for L2 reuse.
+local function emit_block_origin(w, cfg)
+  if cfg.raster > 1 then
+    w:comment(string.format("Grouped order: consecutive blocks walk down groups of %d block rows, so that", cfg.raster))
+    w:comment("the blocks resident together read few distinct tiles of A and B (L2 reuse).")
+    w:line("const int bid = blockIdx.y * gridDim.x + blockIdx.x;")
+    w:line("const int per_group = %d * gridDim.x;", cfg.raster)
+    w:line("const int first_m = (bid / per_group) * %d;", cfg.raster)
+    w:line("const int group_m = min((int)gridDim.y - first_m, %d);", cfg.raster)
+    w:line("const int tile_m = first_m + (bid % per_group) % group_m;")
+    w:line("const int tile_n = (bid % per_group) / group_m;")
+    w:linec(string.format("const int row0 = tile_m * %d;", cfg.bm), "first row of C in this block")
+    w:linec(string.format("const int col0 = tile_n * %d;", cfg.bn), "first column")
+  else
+    w:linec(string.format("const int row0 = blockIdx.y * %d;", cfg.bm), "first row of C in this block")
+    w:linec(string.format("const int col0 = blockIdx.x * %d;", cfg.bn), "first column")
+  end
+end
+
+-- The K loop. With bound checks the slice's last tile, the only one that
+-- can end inside K, is multiplied first: its copy (with K checks) is issued
+-- in the prologue and every copy inside the loop runs unchecked: the t-th
+-- tile multiplied (t >= 1) is tile kt0 + t - 1.
+local function emit_main_loop(w, cfg, d)
+  local A, B = d.A, d.B
+  local checked = cfg.bounds == 1
+  local function bufs(stage)
+    local off = mul(stage, d.stage_floats)
+    return off == "0" and "smem" or string.format("smem + %s", off),
+      string.format("smem + %s", emit.add(off, B.base))
+  end
+  local first_k0 = string.format("(kt0 + ktiles - 1) * %d", cfg.bk)
+  if checked then
+    w:comment("The last tile of K (the only one that may be partial) is multiplied first, so that")
+    w:comment("only its copy checks K and the loop's copies run without checks.")
+  end
+  if d.async then
+    local function issue(stage, k0, kcheck)
+      local as, bs = bufs(stage)
+      w:line("const int k0 = %s;", k0)
+      w:line("float* as = %s;", as)
+      w:line("float* bs = %s;", bs)
+      copy.emit_async(w, cfg, d, A, "as", kcheck)
+      copy.emit_async(w, cfg, d, B, "bs", kcheck)
+    end
+    w:comment(string.format("Prologue: start the copies of the first %d tile%s, one commit group each.",
+      cfg.stages - 1, cfg.stages > 2 and "s" or ""))
+    w:open("")
+    issue("0", checked and first_k0 or string.format("kt0 * %d", cfg.bk), checked)
+    w:close()
+    w:line("kgen_cp_async_commit();")
+    for st = 1, cfg.stages - 2 do
+      w:open("if (%d < ktiles)", st)
+      issue(tostring(st), checked and string.format("%s * %d", st == 1 and "kt0" or string.format("(kt0 + %d)", st - 1), cfg.bk)
+        or string.format("(kt0 + %d) * %d", st, cfg.bk), false)
+      w:close()
+      w:linec("kgen_cp_async_commit();", "empty groups keep the count")
+    end
+    w:line("int rs = 0, ws = %d;", cfg.stages - 1)
+    w:open("for (int t = 0; t < ktiles; ++t)")
+    w:linec(string.format("asm volatile(\"cp.async.wait_group %d;\\n\" ::);", cfg.stages - 2), "tile t has landed (this thread's copies)")
+    w:linec("__syncthreads();", "... everyone's; and tile t-1 is no longer read")
+    w:open("if (t + %d < ktiles)", cfg.stages - 1)
+    issue("ws", checked and string.format("(kt0 + t + %d) * %d", cfg.stages - 2, cfg.bk)
+      or string.format("(kt0 + t + %d) * %d", cfg.stages - 1, cfg.bk), false)
+    w:close()
+    w:line("kgen_cp_async_commit();")
+    w:line("ws = ws == %d ? 0 : ws + 1;", cfg.stages - 1)
+    local as, bs = bufs("rs")
+    w:line("const float* as = %s;", as)
+    w:line("const float* bs = %s;", bs)
+    emit_compute(w, cfg, d, "as", "bs")
+    w:line("rs = rs == %d ? 0 : rs + 1;", cfg.stages - 1)
+    w:close()
+  else
+    for _, op in ipairs({ A, B }) do
+      for i = 0, op.per_thread - 1 do w:line("%s %s_reg%d;", VEC_TYPE[op.cvec], op.p, i) end
+    end
+    local function fetch(k0, kcheck)
+      w:line("const int k0 = %s;", k0)
+      copy.emit_fetch(w, cfg, d, A, kcheck)
+      copy.emit_fetch(w, cfg, d, B, kcheck)
+    end
+    w:open("")
+    fetch(checked and first_k0 or string.format("kt0 * %d", cfg.bk), checked)
+    w:close()
+    copy.emit_stash(w, d, A, "smem")
+    copy.emit_stash(w, d, B, string.format("(smem + %d)", B.base))
+    w:line("__syncthreads();")
+    w:open("for (int t = 0; t < ktiles; ++t)")
+    w:line("const int cur = t & 1;")
+    w:open("if (t + 1 < ktiles)")
+    w:comment("Prefetch the next tile into registers; the loads fly during the multiplication.")
+    fetch(checked and string.format("(kt0 + t) * %d", cfg.bk) or string.format("(kt0 + t + 1) * %d", cfg.bk), false)
+    w:close()
+    w:line("const float* as = smem + cur * %d;", d.stage_floats)
+    w:line("const float* bs = smem + cur * %d + %d;", d.stage_floats, B.base)
+    emit_compute(w, cfg, d, "as", "bs")
+    w:open("if (t + 1 < ktiles)")
+    w:line("float* nas = smem + (cur ^ 1) * %d;", d.stage_floats)
+    w:line("float* nbs = smem + (cur ^ 1) * %d + %d;", d.stage_floats, B.base)
+    copy.emit_stash(w, d, A, "nas")
+    copy.emit_stash(w, d, B, "nbs")
+    w:close()
+    w:linec("__syncthreads();", "stores visible; reads of `cur` done")
+    w:close()
+  end
+end
+
+local function emit_kernel(w, cfg, d)
+  if cfg.minb > 1 then
+    w:line("extern \"C\" __global__ void __launch_bounds__(%d, %d)", d.threads, cfg.minb)
+  else
+    w:line("extern \"C\" __global__ void __launch_bounds__(%d)", d.threads)
+  end
+  w:line("%s(int M, int N, int K, float alpha,", d.entry)
+  w:line("    const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb,")
+  w:line("    float beta, float* __restrict__ C, int ldc)")
+  w:open("")
+  if d.dynamic then
+    w:linec("extern __shared__ __align__(16) float smem[];",
+      string.format("%d buffers of As[%d][%d] + Bs[%d][%d]", d.nbuf, d.A.srows, d.A.stride, d.B.srows, d.B.stride))
+  else
+    w:linec(string.format("__shared__ __align__(16) float smem[%d];", d.nbuf * d.stage_floats),
+      string.format("%d buffers of As[%d][%d] + Bs[%d][%d]", d.nbuf, d.A.srows, d.A.stride, d.B.srows, d.B.stride))
+  end
+  w:blank()
+  w:line("const int tid = threadIdx.x;")
+  w:line("const int warp = tid / 32, lane = tid % 32;")
+  emit_block_origin(w, cfg)
+  w:linec(string.format("const int a_off = (warp / %d) * %d + (lane / %d) * %d;", d.warps_n, cfg.wm, cfg.ln, cfg.tm),
+    "first row of this lane's patch in the block tile")
+  w:linec(string.format("const int b_off = (warp %% %d) * %d + (lane %% %d) * %d;", d.warps_n, cfg.wn, cfg.ln, cfg.tn),
+    "first column")
+  w:blank()
+  if cfg.splitk > 1 then
+    w:comment("This slice's tiles of K: [kt0, kt0 + ktiles).")
+    w:line("const int kt_all = (K + %d) / %d;", cfg.bk - 1, cfg.bk)
+    w:line("const int kt_per = (kt_all + %d) / %d;", cfg.splitk - 1, cfg.splitk)
+    w:line("const int kt0 = blockIdx.z * kt_per;")
+    w:line("const int ktiles = min(kt_all - kt0, kt_per);")
+    w:linec("if (ktiles <= 0) return;", "an empty slice adds nothing")
+  else
+    w:line("const int kt0 = 0;")
+    w:line("const int ktiles = (K + %d) / %d;", cfg.bk - 1, cfg.bk)
+  end
+  w:blank()
+  copy.emit_setup(w, cfg, d, d.A)
+  copy.emit_setup(w, cfg, d, d.B)
+  w:blank()
+  w:line("float acc[%d][%d];", d.rows, d.cols)
+  w:line("#pragma unroll")
+  w:line("for (int i = 0; i < %d; ++i)", d.rows)
+  w:line("    #pragma unroll")
+  w:line("    for (int j = 0; j < %d; ++j) acc[i][j] = 0.0f;", d.cols)
+  w:blank()
+  emit_main_loop(w, cfg, d)
+  w:blank()
+  emit_store(w, cfg, d)
+  w:close()
+end
+
+-- split-K's first kernel: C = beta * C (zero when beta == 0, C unread).
+local function emit_beta_kernel(w, d)
+  w:blank()
+  w:comment("split-K, launched first: C = beta * C, so that the slices can add into it.")
+  w:line("extern \"C\" __global__ void __launch_bounds__(128)")
+  w:line("%s_beta(int M, int N, int K, float alpha,", d.entry)
+  w:line("    const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb,")
+  w:line("    float beta, float* __restrict__ C, int ldc)")
+  w:open("")
+  w:line("const int c = blockIdx.x * 128 + threadIdx.x;")
+  w:line("if (c >= N) return;")
+  w:line("const int r1 = min(M, (int)(blockIdx.y + 1) * 64);")
+  w:line("for (int r = blockIdx.y * 64; r < r1; ++r)")
+  w:line("    C[(size_t)r * ldc + c] = beta == 0.0f ? 0.0f : beta * C[(size_t)r * ldc + c];")
+  w:close()
+end
+
+function T.render(cfg, meta)
+  local d = derive(cfg)
+  local w = emit.writer()
+  emit_header(w, cfg, d, meta)
+  w:blank()
+  copy.emit_helpers(w, d)
+  if d.red4 then
+    w:comment("C[p..p+3] += (a, b, c, d), each element atomically (sm_90 vector reduction).")
+    w:open("__device__ __forceinline__ void kgen_red_add4(float* p, float a, float b, float c, float d)")
+    w:line("asm volatile(\"red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\\n\" :: \"l\"(p), \"f\"(a), \"f\"(b), \"f\"(c), \"f\"(d) : \"memory\");")
+    w:close()
+    w:blank()
+  end
+  emit_kernel(w, cfg, d)
+  if cfg.splitk > 1 then emit_beta_kernel(w, d) end
+  local result = {
+    source = w:text(),
+    entry = d.entry,
+    block = { d.threads, 1, 1 },
+    grid = { { dim = "N", div = cfg.bn, mul = 1 }, { dim = "M", div = cfg.bm, mul = 1 },
+             { dim = "1", div = 1, mul = cfg.splitk } },
+    smem_static = d.dynamic and 0 or d.smem,
+    smem_dynamic = d.dynamic and d.smem or 0,
+    requires = {
+      m_multiple = cfg.bounds == 1 and 1 or cfg.bm,
+      n_multiple = cfg.bounds == 1 and 1 or cfg.bn,
+      k_multiple = cfg.bounds == 1 and 1 or cfg.bk,
+      ld_multiple = cfg.vec,
+      align = 4 * cfg.vec,
+    },
+    layout = cfg.layout,
+  }
+  if cfg.splitk > 1 then
+    result.pre = {
+      entry = d.entry .. "_beta",
+      block = { 128, 1, 1 },
+      grid = { { dim = "N", div = 128, mul = 1 }, { dim = "M", div = 64, mul = 1 }, { dim = "1", div = 1, mul = 1 } },
+      smem_static = 0, smem_dynamic = 0,
+      layout = cfg.layout,
+    }
+  end
+  return result
+end
+
+-- Every load and store statement with its addresses, for kgen explain
+-- (lib/warp_access.lua says how).
+function T.accesses(cfg, shape)
+  return access.list(cfg, derive(cfg), shape)
+end
+
+return T

@@ -1,0 +1,115 @@
+/*
+ * test_warp_gpu.c -- matmul_warp's kernels on a GPU against the float64
+ * reference (label gpu; exits 77, shown as skipped, without a GPU).
+ *
+ * Each configuration below (together they take every value of every
+ * parameter: warp and lane layouts, both shared-memory layouts of A and B,
+ * 1-, 2- and 4-float copies, register prefetch and 2-4 cp.async stages,
+ * rasterization, split-K with its beta kernel and scalar or vector
+ * atomic additions, the register cap, bound
+ * checks on and off) runs in two layouts on every shape of the suite --
+ * 1x1x1, M=1, N=1, K=1, primes, tile sizes plus and minus one, K longer
+ * than a split-K slice count, and aligned shapes for the vector copies --
+ * with alpha = 1.25, beta = -0.5 (C random) and again with alpha = -0.75,
+ * beta = 0 on C poisoned with NaN. kgi_verify_kernel pads the leading
+ * dimensions with NaN (a kernel that reads them fails) and checks that C's
+ * padding survives. A kernel whose preconditions a shape breaks (vector
+ * copies on unaligned rows, no bound checks on a ragged shape) must refuse
+ * it with KG_ERR_SHAPE; every configuration must still run on at least
+ * three shapes.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime/internal.h"
+#include "testutil.h"
+
+static const char *const configs[] = {
+    "", /* the defaults: 128x128x8, 32x64 warps, at=1, pad=4, vec=4, 2 stages */
+    "stages=1",
+    "stages=3 bk=16",
+    "stages=4 vec=1 raster=4",
+    "at=0 bt=1 stages=3",
+    "at=0 stages=1 vec=2",
+    "bt=1 stages=2 pad=0 vec=1",
+    "bm=64 bn=64 bk=16 wm=32 wn=32 splitk=3",
+    "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 splitk=2 red=4 raster=8",
+    "bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8",
+    "bm=128 bn=256 bk=16 wm=64 wn=64 stages=3 raster=8 vec=1",
+    "bm=128 bn=128 bk=16 wm=32 wn=64 stages=2 minb=2 splitk=7 red=4",
+    "bm=128 bn=128 bk=8 wm=64 wn=32 ln=4 stages=1 minb=2 raster=16",
+    "bm=32 bn=32 bk=16 wm=16 wn=32 tm=2 tn=4 vec=1 stages=3 splitk=8",
+    "bm=96 bn=64 bk=12 wm=48 wn=32 tm=3 tn=2 ln=16 vec=2 pad=1 stages=1",
+    "bm=64 bn=32 bk=8 wm=64 wn=8 tm=2 tn=8 ln=1 stages=2 vec=4",
+    "bm=32 bn=64 bk=4 wm=32 wn=64 tm=1 tn=2 ln=32 stages=3 vec=4 pad=8",
+    "bm=64 bn=64 bk=16 wm=32 wn=32 stages=2 bounds=0",
+    "bm=64 bn=64 bk=16 wm=32 wn=32 stages=1 bounds=0 at=0 vec=2",
+};
+#define NCONFIGS (int)(sizeof configs / sizeof *configs)
+
+static const int shapes[][3] = {
+    {1, 1, 1},    {17, 33, 9},   {127, 129, 131}, {1, 300, 257}, {300, 1, 64}, {129, 257, 1},
+    {255, 130, 1000}, {131, 263, 37}, {132, 260, 36}, {4, 4, 4},   {516, 1028, 68}, {128, 192, 96},
+    {256, 512, 64}, {64, 128, 32},
+};
+#define NSHAPES (int)(sizeof shapes / sizeof *shapes)
+
+static const char *const layouts[] = {"nn", "nt", "tn", "tt"};
+
+int main(void)
+{
+    kg_context *ctx;
+    kg_status st = kg_context_open(&ctx, 0);
+    if (st == KG_ERR_NO_DRIVER || st == KG_ERR_NO_DEVICE) {
+        printf("%s\n", kg_last_error(ctx));
+        kg_context_close(ctx);
+        TEST_SKIP("no GPU: matmul_warp's kernels cannot run here");
+    }
+    CHECK_MSG(st == KG_OK, "kg_context_open: %s", kg_last_error(ctx));
+    if (st != KG_OK) {
+        kg_context_close(ctx);
+        TEST_DONE();
+    }
+    int verified = 0, refused = 0;
+    for (int c = 0; c < NCONFIGS; c++) {
+        for (int l = 0; l < 2; l++) {
+            /* two layouts per configuration, all four across neighbours */
+            const char *layout = layouts[(c + 2 * l) % 4];
+            char config[512];
+            snprintf(config, sizeof config, "%s layout=%s", configs[c], layout);
+            kg_kernel *kern;
+            st = kg_kernel_get(ctx, "matmul_warp", config, &kern);
+            CHECK_MSG(st == KG_OK, "%s: %s", config, kg_last_error(ctx));
+            if (st != KG_OK)
+                continue;
+            int ran = 0;
+            for (int s = 0; s < NSHAPES; s++) {
+                int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+                /* padding 4 keeps aligned rows aligned; 3 makes every row ragged */
+                int pad = (m % 4 || n % 4 || k % 4) ? 3 : 4;
+                double err1, err2;
+                st = kgi_verify_kernel(ctx, kern, m, n, k, 1.25f, -0.5f, pad, 1000u + (unsigned)s, &err1);
+                if (st == KG_ERR_SHAPE) {
+                    refused++;
+                    continue;
+                }
+                CHECK_MSG(st == KG_OK, "%s %dx%dx%d (alpha 1.25, beta -0.5): error %.3g: %s", config, m, n, k,
+                          err1, kg_last_error(ctx));
+                st = kgi_verify_kernel(ctx, kern, m, n, k, -0.75f, 0.0f, pad, 2000u + (unsigned)s, &err2);
+                CHECK_MSG(st == KG_OK, "%s %dx%dx%d (alpha -0.75, beta 0): error %.3g: %s", config, m, n, k, err2,
+                          kg_last_error(ctx));
+                if (st == KG_ERR_DRIVER) {
+                    /* a fault poisons the context: nothing after it can be trusted */
+                    kg_context_close(ctx);
+                    TEST_DONE();
+                }
+                ran++;
+                verified += 2;
+            }
+            CHECK_MSG(ran >= 3, "%s ran on only %d shapes", config, ran);
+        }
+    }
+    printf("%d checks against the float64 reference, %d shapes refused by preconditions\n", verified, refused);
+    kg_context_close(ctx);
+    TEST_DONE();
+}

@@ -1,0 +1,191 @@
+/*
+ * test_warp_render.c -- the matmul_warp template without a GPU: every
+ * configuration below renders deterministically and compiles with NVRTC
+ * for sm_90 (the fast ones the tuner found without spilling and within the
+ * register budget they were measured at), split-K kernels come with their
+ * beta kernel, check() rejects broken configurations naming the parameter,
+ * and accesses() (what kgen explain analyses) lists addresses that stay
+ * inside the operands and the shared-memory buffers.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "runtime/internal.h"
+#include "testutil.h"
+
+/* configuration, the most registers it may use (0: no bound), spills allowed */
+static const struct {
+    const char *config;
+    int max_regs;
+    int spills_ok;
+} configs[] = {
+    {"", 128, 0},
+    {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8", 255, 0},
+    {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=3 raster=8 vec=1", 255, 0},
+    {"bm=128 bn=128 bk=8 wm=32 wn=64 stages=1 raster=8 minb=2", 128, 0},
+    {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 splitk=4", 0, 0},
+    {"bm=128 bn=128 bk=16 wm=32 wn=64 stages=2 minb=2 splitk=64", 128, 0},
+    {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 splitk=64 red=4", 255, 0},
+    {"bm=32 bn=32 bk=16 wm=16 wn=32 tm=2 tn=4 vec=1 stages=3 splitk=8", 0, 0},
+    {"bm=64 bn=64 bk=16 wm=32 wn=32 vec=1 stages=3 raster=8", 0, 0},
+    {"layout=nt at=0 bt=1 stages=3", 0, 1},
+    {"layout=tn stages=1 vec=2 at=0", 0, 1},
+    {"layout=tt stages=4 vec=1 raster=4 pad=0", 0, 1},
+    {"bm=96 bn=64 bk=12 wm=48 wn=32 tm=3 tn=2 ln=16 vec=2 pad=1 stages=1", 0, 1},
+    {"bm=64 bn=32 bk=8 wm=64 wn=8 tm=2 tn=8 ln=1 stages=2 layout=tt", 0, 1},
+    {"bm=32 bn=64 bk=4 wm=32 wn=64 tm=1 tn=2 ln=32 stages=3 pad=8 layout=nt", 0, 1},
+    {"bm=64 bn=64 bk=16 wm=32 wn=32 bounds=0 stages=1 at=0", 0, 1},
+    {"bm=256 bn=128 bk=32 wm=64 wn=64 stages=3", 0, 1}, /* 100 KB: dynamic shared memory */
+};
+
+/* configuration, a word the rejection must contain */
+static const struct {
+    const char *config, *word;
+} rejected[] = {
+    {"bm=100", "wm=32"},
+    {"wm=8", "(32/ln)*tm"},
+    {"bn=96 wn=48", "ln*tn"},
+    {"wm=128 wn=128 bm=128 bn=128", "outputs per thread"},
+    {"bk=6 vec=4", "vec=4"},
+    {"pad=1 vec=4 stages=2 layout=tn at=0", "pad=1"},
+    {"bm=256 bn=256 bk=64 wm=64 wn=64 stages=4", "shared memory"},
+    {"bm=256 bn=256 wm=32 wn=32", "threads"},
+    {"minb=4 bm=128 bn=256 bk=32 wm=64 wn=64 stages=4", "minb=4"},
+    {"splitk=0", "splitk"},
+    {"stages=5", "stages"},
+    {"ln=3", "ln"},
+    {"tn=2 wn=32 red=4", "red=4"},
+};
+
+/* Calls accesses(cfg, shape) and checks every address it lists. */
+static void check_accesses(kg_context *ctx, const char *config, int m, int n, int k)
+{
+    kgi_host *h = ctx->host;
+    lua_State *L = kgi_host_lua(h);
+    int top = lua_gettop(L);
+    char err[1024];
+    kg_source *src;
+    CHECK_MSG(kg_render(ctx, "matmul_warp", config, &src) == KG_OK, "%s: %s", config, kg_last_error(ctx));
+    size_t smem = src->geo.smem_static + src->geo.smem_dynamic;
+    int threads = (int)src->geo.block[0];
+    int at = src->geo.layout[0] == 't', bt = src->geo.layout[1] == 't';
+    kg_source_free(src);
+    /* leading dimensions padded to the next multiple of 4 (vector copies stay aligned) */
+    int lda = ((at ? m : k) + 4) / 4 * 4, ldb = ((bt ? k : n) + 4) / 4 * 4, ldc = (n + 4) / 4 * 4;
+    CHECK(kgi_host_push_template(h, "matmul_warp", err, sizeof err) == KG_OK);
+    lua_getfield(L, -1, "accesses");
+    CHECK(kgi_host_push_config(h, "matmul_warp", config, err, sizeof err) == KG_OK);
+    lua_createtable(L, 0, 6);
+    const char *names[] = {"M", "N", "K", "lda", "ldb", "ldc"};
+    int values[] = {m, n, k, lda, ldb, ldc};
+    for (int i = 0; i < 6; i++) {
+        lua_pushinteger(L, values[i]);
+        lua_setfield(L, -2, names[i]);
+    }
+    kg_status st = kgi_host_pcall(h, 2, 1, err, sizeof err);
+    CHECK_MSG(st == KG_OK && lua_istable(L, -1), "%s: accesses(): %s", config, err);
+    int entries = 0, touched = 0;
+    for (lua_Integer e = 1; st == KG_OK && lua_geti(L, -1, e) == LUA_TTABLE; e++, lua_pop(L, 1)) {
+        entries++;
+        lua_getfield(L, -1, "space");
+        int shared = strcmp(lua_tostring(L, -1), "shared") == 0;
+        lua_getfield(L, -2, "array");
+        char array[8];
+        snprintf(array, sizeof array, "%s", lua_tostring(L, -1));
+        lua_getfield(L, -3, "iters");
+        lua_getfield(L, -4, "width");
+        int iters = (int)lua_tointeger(L, -2), width = (int)lua_tointeger(L, -1);
+        lua_pop(L, 4);
+        /* the highest float offset + 1 each array may touch */
+        long limit = shared ? (long)(smem / 4)
+                   : array[0] == 'A' ? (long)(at ? k : m) * lda
+                   : array[0] == 'B' ? (long)(bt ? n : k) * ldb
+                   : (long)m * ldc;
+        int bad = 0;
+        for (int tid = 0; tid < threads && !bad; tid++)
+            for (int i = 0; i < iters && !bad; i++) {
+                lua_getfield(L, -1, "addr");
+                lua_pushinteger(L, tid);
+                lua_pushinteger(L, i);
+                lua_call(L, 2, 1);
+                if (!lua_isnil(L, -1)) {
+                    long a = (long)lua_tointeger(L, -1);
+                    touched++;
+                    if (a < 0 || a + width / 4 > limit || (a % (width / 4)) != 0)
+                        bad = 1;
+                }
+                lua_pop(L, 1);
+            }
+        CHECK_MSG(!bad, "%s: accesses() entry %d (%s) goes outside %s or is misaligned", config, (int)e,
+                  shared ? "shared" : "global", array);
+    }
+    lua_pop(L, 1);
+    CHECK_MSG(entries >= 6 && touched > 0, "%s: accesses() listed %d entries", config, entries);
+    lua_settop(L, top);
+}
+
+int main(void)
+{
+    kg_context *ctx;
+    if (kg_context_open(&ctx, KG_DEVICE_NONE) != KG_OK || kg_set_arch(ctx, 90) != KG_OK) {
+        fprintf(stderr, "context: %s\n", ctx ? kg_last_error(ctx) : "out of memory");
+        return 1;
+    }
+    for (size_t i = 0; i < sizeof configs / sizeof *configs; i++) {
+        const char *cfg = configs[i].config;
+        kg_source *a = NULL, *b = NULL;
+        kg_status st = kg_render(ctx, "matmul_warp", cfg, &a);
+        CHECK_MSG(st == KG_OK, "render %s: %s", cfg, kg_last_error(ctx));
+        if (st != KG_OK)
+            continue;
+        CHECK(kg_render(ctx, "matmul_warp", cfg, &b) == KG_OK && a->len == b->len &&
+              memcmp(a->text, b->text, a->len) == 0);
+        char params[600];
+        snprintf(params, sizeof params, "Parameters: %s", a->config);
+        CHECK_MSG(strstr(a->text, params) != NULL, "%s: the header does not name every parameter", cfg);
+        int split = strstr(a->config, "splitk=1 ") == NULL;
+        CHECK_MSG(split == (a->pre_entry[0] != 0), "%s: a beta kernel exactly when splitk > 1", cfg);
+        kgi_nvrtc_result r;
+        char *err = NULL;
+        st = kgi_nvrtc_compile(a->text, a->entry, 90, &r, &err);
+        CHECK_MSG(st == KG_OK, "compile %s: %s", cfg, err ? err : "");
+        if (st == KG_OK) {
+            const kg_compile_info *ci = &r.info;
+            CHECK_MSG(ci->registers > 0 && (!configs[i].max_regs || ci->registers <= configs[i].max_regs),
+                      "%s: %d registers (budget %d)", cfg, ci->registers, configs[i].max_regs);
+            CHECK_MSG(configs[i].spills_ok || (ci->spill_stores == 0 && ci->stack_bytes == 0),
+                      "%s: spills %d bytes, stack %d", cfg, ci->spill_stores, ci->stack_bytes);
+            printf("%-70s regs %3d spill %3d smem %zu+%zu\n", a->config, ci->registers, ci->spill_stores,
+                   a->geo.smem_static, a->geo.smem_dynamic);
+        }
+        kgi_nvrtc_result_free(&r);
+        free(err);
+        kg_source_free(a);
+        kg_source_free(b);
+    }
+    for (size_t i = 0; i < sizeof rejected / sizeof *rejected; i++) {
+        kg_source *s = NULL;
+        kg_status st = kg_render(ctx, "matmul_warp", rejected[i].config, &s);
+        CHECK_MSG(st == KG_ERR_CONFIG && strstr(kg_last_error(ctx), rejected[i].word),
+                  "'%s' should be rejected naming '%s'; got %d: %s", rejected[i].config, rejected[i].word, (int)st,
+                  kg_last_error(ctx));
+        kg_source_free(s);
+    }
+    kg_source *s = NULL;
+    CHECK(kg_set_arch(ctx, 75) == KG_OK);
+    CHECK(kg_render(ctx, "matmul_warp", "stages=2", &s) == KG_ERR_CONFIG && strstr(kg_last_error(ctx), "cp.async"));
+    CHECK(kg_render(ctx, "matmul_warp", "stages=1", &s) == KG_OK);
+    kg_source_free(s);
+    CHECK(kg_set_arch(ctx, 90) == KG_OK);
+    check_accesses(ctx, "", 127, 129, 131);
+    check_accesses(ctx, "layout=tt at=0 bt=1 stages=1 vec=4", 132, 260, 36);
+    check_accesses(ctx, "bm=64 bn=64 bk=16 wm=32 wn=32 vec=1 stages=3 splitk=3 layout=nt", 65, 33, 70);
+    check_accesses(ctx, "bm=96 bn=64 bk=12 wm=48 wn=32 tm=3 tn=2 ln=16 vec=2 pad=1 stages=1 layout=tn", 100, 70,
+                   30);
+    kg_context_close(ctx);
+    TEST_DONE();
+}
