@@ -37,37 +37,44 @@ typedef struct choice {
 
 /*
  * Defaults per architecture, from the large tile to the small. A shape uses
- * the largest whose tiles still give every SM a block; below that, the
- * smallest. All hold in every layout with vec=4 (their K and column
- * extents are multiples of 4) and fit the static 48 KB of shared memory, so
- * they run on every part of their architecture; bounds=0 becomes bounds=1
- * for shapes that are not multiples of the tile.
+ * the largest whose tiles keep at least half the SMs busy (on the H200 the
+ * 128x256 tile won at 2048^3 with 128 blocks on 132 SMs, and 64x128 at
+ * 1000^3 and 1024^3); below that, the smallest. All hold in every layout with vec=4 and fall back to vec=1
+ * where the call's alignment forbids vectors; bounds=0 becomes bounds=1 for
+ * shapes that are not multiples of the tile.
  *
- * sm_90 was measured (H200, kgen run, L2 flushed, median of 10+): at
- * 2048^3 nn 128x128x8/8x8 ran 32.6 TFLOP/s, ahead of 256x128x16 (32.1),
- * 128x128x32 (32.0), 128x64x16 (31.3), 64x64x16 (27.5), 128x128x16 (26.4);
- * at 512^3 32x32x32/2x2 ran 9.1 TFLOP/s against 6.3 for 32x32x16 and 5.3
- * for 64x64x16. The other rows are the same shapes scaled to their
- * architecture's resources, not yet measured; a tuning database replaces
- * all of them.
+ * sm_90 (measured on an H200, bench/NOTES.md): the warp-tiled template's
+ * winners of `kgen tune` -- 128x256 tiles with 64x64 warp tiles won every
+ * large square (0.96-0.97 of cuBLAS FP32), 64x128 with a 3-stage cp.async
+ * pipeline the 1000-8192 shapes with fewer tiles, 32x32 the tiny ones.
+ * The other rows use the seed-style template with tiles scaled to their
+ * architecture's resources (measured on sm_90 only: at 2048^3 128x128x8/8x8
+ * ran 32.6 TFLOP/s); a tuning database replaces all of them.
  */
+/* A tier: its template and configuration, the configuration for calls
+ * whose alignment allows no vector loads (NULL: the same with vec=1), and
+ * its tile, by which the shape's tiles are counted. */
 typedef struct deflt {
     int sm;
-    const char *tier[3];
+    struct { const char *tmpl, *config, *unaligned; int bm, bn; } tier[3];
 } deflt;
 
-#define LARGE_8 "bm=128 bn=128 bk=8 tm=8 tn=8 pad=4 vec=4 bounds=0"
-#define MEDIUM "bm=64 bn=64 bk=16 tm=4 tn=4 pad=4 vec=4 bounds=0"
-#define SMALL "bm=32 bn=32 bk=32 tm=2 tn=2 pad=1 vec=4 bounds=0"
+#define LARGE_8 {"matmul", "bm=128 bn=128 bk=8 tm=8 tn=8 pad=4 vec=4 bounds=0", NULL, 128, 128}
+#define MEDIUM {"matmul", "bm=64 bn=64 bk=16 tm=4 tn=4 pad=4 vec=4 bounds=0", NULL, 64, 64}
+#define SMALL {"matmul", "bm=32 bn=32 bk=32 tm=2 tn=2 pad=1 vec=4 bounds=0", NULL, 32, 32}
+#define WARP_LARGE "bm=128 bn=256 bk=16 wm=64 wn=64 tm=4 tn=4 raster=8 splitk=1 ln=8 at=1 bt=0 pad=4 red=1 minb=1 bounds=1"
+#define WARP " ln=8 at=1 bt=0 pad=4 vec=4 red=1 minb=1 bounds=1"
 static const deflt defaults[] = {
     {70, {LARGE_8, MEDIUM, SMALL}},
-    {75, {"bm=128 bn=64 bk=8 tm=8 tn=4 pad=4 vec=4 bounds=0", MEDIUM, SMALL}}, /* 1024 threads per SM */
+    {75, {{"matmul", "bm=128 bn=64 bk=8 tm=8 tn=4 pad=4 vec=4 bounds=0", NULL, 128, 64}, MEDIUM, SMALL}},
     {80, {LARGE_8, MEDIUM, SMALL}},
     {86, {LARGE_8, MEDIUM, SMALL}},
     {89, {LARGE_8, MEDIUM, SMALL}},
-    {90, {LARGE_8, MEDIUM, SMALL}},
+    /* with vec=1 the single-stage large tile spills; three stages do not */
+    {90, {{"matmul_warp", WARP_LARGE " stages=1 vec=4", WARP_LARGE " stages=3 vec=1", 128, 256},
+          {"matmul_warp", "bm=64 bn=128 bk=16 wm=32 wn=32 tm=4 tn=4 stages=3 raster=8 splitk=1" WARP, NULL, 64, 128},
+          {"matmul_warp", "bm=32 bn=32 bk=16 wm=16 wn=32 tm=2 tn=4 stages=3 raster=1 splitk=1" WARP, NULL, 32, 32}}},
 };
-static const int tier_tile[3] = {128, 64, 32};
 static const char *const tier_name[3] = {"large", "medium", "small"};
 
 void kgi_choices_free(kgi_map *choices)
@@ -235,15 +242,16 @@ static const char *default_config(kg_context *ctx, int m, int n, int *tier_out, 
     int sms = ctx->limits.ref_sm_count > 0 ? ctx->limits.ref_sm_count : 1;
     int tier = 2;
     for (int t = 0; t < 2; t++) {
-        long long tiles = (long long)((m + tier_tile[t] - 1) / tier_tile[t]) * ((n + tier_tile[t] - 1) / tier_tile[t]);
-        if (tiles >= sms) {
+        long long tiles = (long long)((m + row->tier[t].bm - 1) / row->tier[t].bm) *
+                          ((n + row->tier[t].bn - 1) / row->tier[t].bn);
+        if (2 * tiles >= sms) {
             tier = t;
             break;
         }
     }
     *tier_out = tier;
     *row_out = row;
-    return row->tier[tier];
+    return row->tier[tier].config;
 }
 
 /*
@@ -275,10 +283,13 @@ static kg_status choose(kg_context *ctx, const char *layout, const kg_gemm *g, c
     }
     int tier;
     const deflt *row;
-    snprintf(tmpl, tmpl_len, "matmul");
-    snprintf(config, config_len, "%s layout=%s", default_config(ctx, g->m, g->n, &tier, &row), layout);
+    const char *dflt = default_config(ctx, g->m, g->n, &tier, &row);
+    if (row->tier[tier].unaligned && align_class(g->a, g->lda, g->b, g->ldb) < 4)
+        dflt = row->tier[tier].unaligned;
+    snprintf(config, config_len, "%s layout=%s", dflt, layout);
+    snprintf(tmpl, tmpl_len, "%s", row->tier[tier].tmpl);
     snprintf(why, why_len, "default for sm_%d (table row sm_%d, %s tile %dx%d for %d SMs): %s", ctx->arch, row->sm,
-             tier_name[tier], tier_tile[tier], tier_tile[tier], ctx->limits.ref_sm_count,
+             tier_name[tier], row->tier[tier].bm, row->tier[tier].bn, ctx->limits.ref_sm_count,
              dbwhy[0] ? dbwhy : "no tuning entry");
     st = try_config(ctx, tmpl, config, config_len, g, src, why, why_len);
     if (st != KG_OK)

@@ -108,17 +108,30 @@ int main(void)
     admits(&small, gemm(2147483647 - 4096 + 1, 16, 16, 16, 16, 16), "the largest dimension");
     admits(&small, gemm(16, 16, 2147483647, 16, 2147483647, 16), "the largest dimension");
 
-    /* kg_matmul's pick: bounds=0 only on multiples, vec=4 only aligned */
+    /* kg_matmul's pick on sm_90: the warp-tiled defaults, vec=4 only when
+     * aligned, and for unaligned calls the large tile's non-spilling variant */
     char config[512], why[1024];
     CHECK(kg_matmul_explain(ctx, "nn", 4096, 4096, 4096, config, sizeof config, why, sizeof why) == KG_OK);
-    CHECK_MSG(strstr(config, "bounds=0") && strstr(config, "vec=4"), "4096^3: %s (%s)", config, why);
-    CHECK(kg_matmul_explain(ctx, "nn", 4097, 4096, 4096, config, sizeof config, why, sizeof why) == KG_OK);
-    CHECK_MSG(strstr(config, "bounds=1") && strstr(why, "M=4097"), "4097: %s (%s)", config, why);
+    CHECK_MSG(strstr(why, "matmul_warp") && strstr(config, "bn=256") && strstr(config, "vec=4") &&
+              strstr(config, "stages=1"), "4096^3: %s (%s)", config, why);
     CHECK(kg_matmul_explain(ctx, "tt", 4096, 4096, 4095, config, sizeof config, why, sizeof why) == KG_OK);
-    CHECK_MSG(strstr(config, "bounds=1") && strstr(config, "vec=1") && strstr(config, "layout=tt"),
-              "K=4095 (ldb = K is not a multiple of 4 in tt): %s (%s)", config, why);
+    CHECK_MSG(strstr(config, "bn=256") && strstr(config, "vec=1") && strstr(config, "stages=3") &&
+              strstr(config, "layout=tt"), "K=4095 (ldb = K is not a multiple of 4 in tt): %s (%s)", config, why);
+    CHECK(kg_matmul_explain(ctx, "nn", 1000, 1000, 1000, config, sizeof config, why, sizeof why) == KG_OK);
+    CHECK_MSG(strstr(why, "medium") && strstr(config, "bn=128"), "1000^3: %s (%s)", config, why);
     CHECK(kg_matmul_explain(ctx, "nt", 7, 5, 3, config, sizeof config, why, sizeof why) == KG_OK);
     CHECK_MSG(strstr(config, "bounds=1") && strstr(why, "small"), "7x5x3: %s (%s)", config, why);
+
+    /* on sm_80 (seed-style defaults without bound checks): bounds=0 only on
+     * multiples of the tile, vec=4 only aligned */
+    CHECK(kg_set_arch(ctx, 80) == KG_OK);
+    CHECK(kg_matmul_explain(ctx, "nn", 4096, 4096, 4096, config, sizeof config, why, sizeof why) == KG_OK);
+    CHECK_MSG(strstr(config, "bounds=0") && strstr(config, "vec=4"), "sm_80 4096^3: %s (%s)", config, why);
+    CHECK(kg_matmul_explain(ctx, "nn", 4097, 4096, 4096, config, sizeof config, why, sizeof why) == KG_OK);
+    CHECK_MSG(strstr(config, "bounds=1") && strstr(why, "M=4097"), "sm_80 4097: %s (%s)", config, why);
+    CHECK(kg_matmul_explain(ctx, "tt", 4096, 4096, 4095, config, sizeof config, why, sizeof why) == KG_OK);
+    CHECK_MSG(strstr(config, "bounds=1") && strstr(config, "vec=1") && strstr(config, "layout=tt"),
+              "sm_80 K=4095: %s (%s)", config, why);
     CHECK(kg_matmul_explain(ctx, "xy", 7, 5, 3, config, sizeof config, why, sizeof why) == KG_ERR_INVALID_ARG);
     CHECK(kg_matmul_explain(ctx, "nn", 0, 5, 3, config, sizeof config, why, sizeof why) == KG_ERR_INVALID_ARG);
     kg_context_close(ctx);
