@@ -649,6 +649,8 @@ kg_status kgi_host_render(kgi_host *h, const char *tmpl, const char *config, con
         }
         if ((st = read_geometry(h, &src->pre_geo, err, errlen)) != KG_OK)
             goto fail;
+        /* the pre kernel receives the same arguments: the same layout */
+        memcpy(src->pre_geo.layout, src->geo.layout, sizeof src->pre_geo.layout);
     }
     lua_settop(L, top);
     *out = src;

@@ -57,6 +57,7 @@ typedef struct choice {
 typedef struct deflt {
     int sm;
     struct { const char *tmpl, *config, *unaligned; int bm, bn; } tier[3];
+    int splitk; /* the templates take splitk=S (and red=4): see split_k() */
 } deflt;
 
 #define LARGE_8 {"matmul", "bm=128 bn=128 bk=8 tm=8 tn=8 pad=4 vec=4 bounds=0", NULL, 128, 128}
@@ -65,15 +66,16 @@ typedef struct deflt {
 #define WARP_LARGE "bm=128 bn=256 bk=16 wm=64 wn=64 tm=4 tn=4 raster=8 splitk=1 ln=8 at=1 bt=0 pad=4 red=1 minb=1 bounds=1"
 #define WARP " ln=8 at=1 bt=0 pad=4 vec=4 red=1 minb=1 bounds=1"
 static const deflt defaults[] = {
-    {70, {LARGE_8, MEDIUM, SMALL}},
-    {75, {{"matmul", "bm=128 bn=64 bk=8 tm=8 tn=4 pad=4 vec=4 bounds=0", NULL, 128, 64}, MEDIUM, SMALL}},
-    {80, {LARGE_8, MEDIUM, SMALL}},
-    {86, {LARGE_8, MEDIUM, SMALL}},
-    {89, {LARGE_8, MEDIUM, SMALL}},
+    {70, {LARGE_8, MEDIUM, SMALL}, 0},
+    {75, {{"matmul", "bm=128 bn=64 bk=8 tm=8 tn=4 pad=4 vec=4 bounds=0", NULL, 128, 64}, MEDIUM, SMALL}, 0},
+    {80, {LARGE_8, MEDIUM, SMALL}, 0},
+    {86, {LARGE_8, MEDIUM, SMALL}, 0},
+    {89, {LARGE_8, MEDIUM, SMALL}, 0},
     /* with vec=1 the single-stage large tile spills; three stages do not */
     {90, {{"matmul_warp", WARP_LARGE " stages=1 vec=4", WARP_LARGE " stages=3 vec=1", 128, 256},
           {"matmul_warp", "bm=64 bn=128 bk=16 wm=32 wn=32 tm=4 tn=4 stages=3 raster=8 splitk=1" WARP, NULL, 64, 128},
-          {"matmul_warp", "bm=32 bn=32 bk=16 wm=16 wn=32 tm=2 tn=4 stages=3 raster=1 splitk=1" WARP, NULL, 32, 32}}},
+          {"matmul_warp", "bm=32 bn=32 bk=16 wm=16 wn=32 tm=2 tn=4 stages=3 raster=1 splitk=1" WARP, NULL, 32, 32}},
+     1},
 };
 static const char *const tier_name[3] = {"large", "medium", "small"};
 
@@ -255,6 +257,27 @@ static const char *default_config(kg_context *ctx, int m, int n, int *tier_out, 
 }
 
 /*
+ * Where the output is too small to fill the GPU with the large tile and K is
+ * long (bigK 256x256x65536, smallM 64x8192x8192), the winners of `kgen tune`
+ * on the H200 split K: the large tile, as many slices as bring the blocks to
+ * the SM count (a power of two), each slice at least 256 deep. Returns the
+ * slice count, or 1 when the shape is better without.
+ */
+static int split_k(const deflt *row, const kg_gemm *g, int sms)
+{
+    if (!row->splitk || g->k < 2048)
+        return 1;
+    long long tiles = (long long)((g->m + row->tier[0].bm - 1) / row->tier[0].bm) *
+                      ((g->n + row->tier[0].bn - 1) / row->tier[0].bn);
+    if (2 * tiles >= sms)
+        return 1;
+    int s = 1;
+    while (2 * s * tiles <= sms && 2 * s * 256 <= g->k && s < 256)
+        s *= 2;
+    return s;
+}
+
+/*
  * The configuration for `g` in `layout`: tuned, else the default, adapted
  * to the call. On KG_OK *src is rendered and `why` says where it came from.
  */
@@ -284,13 +307,29 @@ static kg_status choose(kg_context *ctx, const char *layout, const kg_gemm *g, c
     int tier;
     const deflt *row;
     const char *dflt = default_config(ctx, g->m, g->n, &tier, &row);
-    if (row->tier[tier].unaligned && align_class(g->a, g->lda, g->b, g->ldb) < 4)
+    int slices = split_k(row, g, ctx->limits.ref_sm_count > 0 ? ctx->limits.ref_sm_count : 1);
+    if (slices > 1) {
+        tier = 0;
+        dflt = row->tier[0].config;
+    }
+    int unaligned = row->tier[tier].unaligned && align_class(g->a, g->lda, g->b, g->ldb) < 4;
+    if (unaligned)
         dflt = row->tier[tier].unaligned;
     snprintf(config, config_len, "%s layout=%s", dflt, layout);
+    if (slices > 1) {
+        char sv[16];
+        snprintf(sv, sizeof sv, "%d", slices);
+        set_param(config, config_len, "splitk", sv);
+        set_param(config, config_len, "red", "4");
+    }
     snprintf(tmpl, tmpl_len, "%s", row->tier[tier].tmpl);
     snprintf(why, why_len, "default for sm_%d (table row sm_%d, %s tile %dx%d for %d SMs): %s", ctx->arch, row->sm,
              tier_name[tier], row->tier[tier].bm, row->tier[tier].bn, ctx->limits.ref_sm_count,
              dbwhy[0] ? dbwhy : "no tuning entry");
+    if (slices > 1)
+        note(why, why_len, "; K split in %d slices: the output makes too few tiles for the SMs", slices);
+    if (unaligned)
+        note(why, why_len, "; A, B, lda or ldb allow no 16-byte loads: the tier's configuration with no vector loads");
     st = try_config(ctx, tmpl, config, config_len, g, src, why, why_len);
     if (st != KG_OK)
         return kgi_fail(ctx, st, "kg_matmul: no usable configuration for %s M=%d N=%d K=%d: %s", layout, g->m, g->n,

@@ -121,6 +121,14 @@ int main(void)
     CHECK_MSG(strstr(why, "medium") && strstr(config, "bn=128"), "1000^3: %s (%s)", config, why);
     CHECK(kg_matmul_explain(ctx, "nt", 7, 5, 3, config, sizeof config, why, sizeof why) == KG_OK);
     CHECK_MSG(strstr(config, "bounds=1") && strstr(why, "small"), "7x5x3: %s (%s)", config, why);
+    /* small outputs with long K split K (bench shapes bigK and smallM) */
+    CHECK(kg_matmul_explain(ctx, "nn", 256, 256, 65536, config, sizeof config, why, sizeof why) == KG_OK);
+    CHECK_MSG(strstr(config, "splitk=64") && strstr(config, "red=4") && strstr(config, "bn=256"),
+              "bigK: %s (%s)", config, why);
+    CHECK(kg_matmul_explain(ctx, "nn", 64, 8192, 8192, config, sizeof config, why, sizeof why) == KG_OK);
+    CHECK_MSG(strstr(config, "splitk=4"), "smallM: %s (%s)", config, why);
+    CHECK(kg_matmul_explain(ctx, "nn", 1000, 1000, 1000, config, sizeof config, why, sizeof why) == KG_OK);
+    CHECK_MSG(strstr(config, "splitk=1"), "1000^3 does not split: %s (%s)", config, why);
 
     /* on sm_80 (seed-style defaults without bound checks): bounds=0 only on
      * multiples of the tile, vec=4 only aligned */
