@@ -257,23 +257,30 @@ static const char *default_config(kg_context *ctx, int m, int n, int *tier_out, 
 }
 
 /*
- * Where the output is too small to fill the GPU with the large tile and K is
- * long (bigK 256x256x65536, smallM 64x8192x8192), the winners of `kgen tune`
- * on the H200 split K: the large tile, as many slices as bring the blocks to
- * the SM count (a power of two), each slice at least 256 deep. Returns the
- * slice count, or 1 when the shape is better without.
+ * Where the output is too small to fill the GPU and K is long (bigK
+ * 256x256x65536, smallM 64x8192x8192), the winners of `kgen tune` on the
+ * H200 split K: the largest tile that fits inside the output (128x256 for
+ * bigK, 64x128 for smallM, where a 128-row tile would waste half its rows),
+ * and as many slices (a power of two, each at least 256 deep) as bring the
+ * blocks to the SMs' capacity: one large block or two smaller ones per SM.
+ * Returns the slice count (1: no split) and the tier in *tier.
  */
-static int split_k(const deflt *row, const kg_gemm *g, int sms)
+static int split_k(const deflt *row, const kg_gemm *g, int sms, int *tier)
 {
     if (!row->splitk || g->k < 2048)
         return 1;
-    long long tiles = (long long)((g->m + row->tier[0].bm - 1) / row->tier[0].bm) *
-                      ((g->n + row->tier[0].bn - 1) / row->tier[0].bn);
-    if (2 * tiles >= sms)
+    int t = 0;
+    while (t < 2 && (row->tier[t].bm > g->m || row->tier[t].bn > g->n))
+        t++;
+    long long tiles = (long long)((g->m + row->tier[t].bm - 1) / row->tier[t].bm) *
+                      ((g->n + row->tier[t].bn - 1) / row->tier[t].bn);
+    long long target = t == 0 ? sms : 2LL * sms;
+    if (2 * tiles >= target)
         return 1;
     int s = 1;
-    while (2 * s * tiles <= sms && 2 * s * 256 <= g->k && s < 256)
+    while (2 * s * tiles <= target && 2 * s * 256 <= g->k && s < 256)
         s *= 2;
+    *tier = t;
     return s;
 }
 
@@ -307,11 +314,9 @@ static kg_status choose(kg_context *ctx, const char *layout, const kg_gemm *g, c
     int tier;
     const deflt *row;
     const char *dflt = default_config(ctx, g->m, g->n, &tier, &row);
-    int slices = split_k(row, g, ctx->limits.ref_sm_count > 0 ? ctx->limits.ref_sm_count : 1);
-    if (slices > 1) {
-        tier = 0;
-        dflt = row->tier[0].config;
-    }
+    int slices = split_k(row, g, ctx->limits.ref_sm_count > 0 ? ctx->limits.ref_sm_count : 1, &tier);
+    if (slices > 1)
+        dflt = row->tier[tier].config;
     int unaligned = row->tier[tier].unaligned && align_class(g->a, g->lda, g->b, g->ldb) < 4;
     if (unaligned)
         dflt = row->tier[tier].unaligned;

@@ -126,7 +126,7 @@ int main(void)
     CHECK_MSG(strstr(config, "splitk=64") && strstr(config, "red=4") && strstr(config, "bn=256"),
               "bigK: %s (%s)", config, why);
     CHECK(kg_matmul_explain(ctx, "nn", 64, 8192, 8192, config, sizeof config, why, sizeof why) == KG_OK);
-    CHECK_MSG(strstr(config, "splitk=4"), "smallM: %s (%s)", config, why);
+    CHECK_MSG(strstr(config, "splitk=4") && strstr(config, "bm=64 bn=128"), "smallM: %s (%s)", config, why);
     CHECK(kg_matmul_explain(ctx, "nn", 1000, 1000, 1000, config, sizeof config, why, sizeof why) == KG_OK);
     CHECK_MSG(strstr(config, "splitk=1"), "1000^3 does not split: %s (%s)", config, why);
 
