@@ -164,14 +164,8 @@ kg_status kg_device_query(kg_context *ctx, int device, kg_device_info *info)
     if (device == KG_DEVICE_NONE)
         device = ctx->device;
     const kgi_cu *cu;
-    kg_status st = kgi_cu_load(ctx, &cu);
+    kg_status st = kgi_cu_for_device(ctx, device, &cu);
     if (st != KG_OK)
         return st;
-    int count = 0;
-    CUresult rc = cu->DeviceGetCount(&count);
-    if (rc != CUDA_SUCCESS)
-        return kgi_cu_fail(ctx, cu, "cuDeviceGetCount", rc);
-    if (device >= count)
-        return kgi_fail(ctx, KG_ERR_NO_DEVICE, "no CUDA device %d: this machine has %d", device, count);
     return kgi_cu_device_info(ctx, cu, device, info);
 }

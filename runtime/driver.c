@@ -179,7 +179,7 @@ void kgi_drv_leave(kg_context *ctx)
     }
 }
 
-kg_status kgi_driver_open(kg_context *ctx, int device)
+kg_status kgi_cu_for_device(kg_context *ctx, int device, const kgi_cu **out)
 {
     const kgi_cu *cu;
     kg_status st = kgi_cu_load(ctx, &cu);
@@ -189,9 +189,20 @@ kg_status kgi_driver_open(kg_context *ctx, int device)
     CUresult rc = cu->DeviceGetCount(&count);
     if (rc != CUDA_SUCCESS)
         return kgi_cu_fail(ctx, cu, "cuDeviceGetCount", rc);
-    if (device >= count)
+    if (device < 0 || device >= count)
         return kgi_fail(ctx, KG_ERR_NO_DEVICE, "no CUDA device %d: this machine has %d (ordinals 0..%d)",
                         device, count, count - 1);
+    *out = cu;
+    return KG_OK;
+}
+
+kg_status kgi_driver_open(kg_context *ctx, int device)
+{
+    const kgi_cu *cu;
+    kg_status st = kgi_cu_for_device(ctx, device, &cu);
+    if (st != KG_OK)
+        return st;
+    CUresult rc;
     kg_device_info info;
     if ((st = kgi_cu_device_info(ctx, cu, device, &info)) != KG_OK)
         return st;

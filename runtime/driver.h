@@ -66,6 +66,8 @@ struct kgi_driver {
 /* Loads libcuda.so.1 (once per process) and runs cuInit. On failure sets the
  * context's error (KG_ERR_NO_DRIVER or KG_ERR_DRIVER). */
 kg_status kgi_cu_load(kg_context *ctx, const kgi_cu **out);
+/* Loads the driver and checks that device ordinal `device` exists. */
+kg_status kgi_cu_for_device(kg_context *ctx, int device, const kgi_cu **cu);
 
 /* Sets the last error to "cuXxx: CUDA_ERROR_NAME (description)" and returns
  * KG_ERR_DRIVER. */
