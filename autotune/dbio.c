@@ -250,6 +250,32 @@ static int import_row(importer *im, kgi_dbkey *key, kgi_result *res, const unsig
         snprintf(err, errlen, "column created is empty (the time of the measurement decides conflicts)");
         return -1;
     }
+    /* What kg_matmul would trust: a real shape and layout, a timed row with a
+     * positive finite time, and a timestamp in the database's own form (the
+     * text comparison of `created` decides conflicts). */
+    int y, mo, d, h, mi;
+    double sec;
+    char z = 0;
+    if (sscanf(res->created, "%4d-%2d-%2dT%2d:%2d:%lf%c", &y, &mo, &d, &h, &mi, &sec, &z) != 7 || z != 'Z') {
+        snprintf(err, errlen, "column created: '%s' is not of the form YYYY-MM-DDTHH:MM:SS.sssZ", res->created);
+        return -1;
+    }
+    if (key->m < 1 || key->n < 1 || key->k < 1) {
+        snprintf(err, errlen, "m, n and k must be at least 1 (got %d, %d, %d)", key->m, key->n, key->k);
+        return -1;
+    }
+    if (strlen(key->layout) != 2 || !strchr("nt", key->layout[0]) || !strchr("nt", key->layout[1])) {
+        snprintf(err, errlen, "column layout: '%s' is not nn, nt, tn or tt", key->layout);
+        return -1;
+    }
+    if (strcmp(key->dtype, "f32") != 0) {
+        snprintf(err, errlen, "column dtype: '%s' is not f32", key->dtype);
+        return -1;
+    }
+    if ((res->outcome == KGI_OUT_OK || res->outcome == KGI_OUT_SLOW) && !(res->time_ms > 0 && res->time_ms < 1e12)) {
+        snprintf(err, errlen, "a row with outcome %s needs a positive, finite time_ms", kgi_outcome_name(res->outcome));
+        return -1;
+    }
     kgi_result old;
     int exists = kgi_db_get(im->db, key, &old);
     sqlite3_reset(im->upsert);
@@ -616,7 +642,7 @@ kg_status kgi_db_list(kgi_db *db, void (*fn)(void *ud, const kgi_db_group *g), v
     if (sqlite3_prepare_v2(h,
                            "SELECT template, config, time_ms, tflops FROM results WHERE device = ?1 AND cc = ?2 AND"
                            " sm_count = ?3 AND layout = ?4 AND m = ?5 AND n = ?6 AND k = ?7 AND outcome = 'ok'"
-                           " ORDER BY time_ms LIMIT 1",
+                           " AND time_ms > 0 ORDER BY time_ms LIMIT 1",
                            -1, &best, NULL) != SQLITE_OK) {
         sqlite3_finalize(st);
         return KG_ERR_DB;

@@ -79,11 +79,16 @@ void kgi_worker_kill(kgi_worker *w, char *how, size_t howlen)
     close_fd(&w->fd);
     if (w->pid > 0) {
         kill(w->pid, SIGKILL);
-        int status;
-        while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
+        int status = 0;
+        pid_t got;
+        while ((got = waitpid(w->pid, &status, 0)) < 0 && errno == EINTR)
             ;
-        if (how)
-            describe_status(status, how, howlen);
+        if (how) {
+            if (got == w->pid)
+                describe_status(status, how, howlen);
+            else
+                snprintf(how, howlen, "killed (its exit status could not be read: %s)", strerror(errno));
+        }
     }
     w->pid = 0;
     w->busy = 0;

@@ -340,7 +340,12 @@ int kgc_cmd_tune(int argc, char **argv)
     /* kgc_parse knows one template (for --NAME parameter options): the first. */
     char *parse_argv[4096];
     int pac = 0;
-    for (int i = 0; i < ac && pac < 4090; i++)
+    if (ac > 4090) {
+        fprintf(stderr, "kgen: tune: too many arguments (%d)\n", ac);
+        rc = KGC_USAGE;
+        goto out;
+    }
+    for (int i = 0; i < ac; i++)
         parse_argv[pac++] = av[i];
     int use_first = ngiven > 0 && strcmp(given_tmpl[0], "all") != 0;
     if (use_first) {
@@ -456,6 +461,10 @@ int kgc_cmd_tune(int argc, char **argv)
         o.all_devices = 1;
     } else if (devices) {
         char buf[512];
+        if (strlen(devices) >= sizeof buf) {
+            fprintf(stderr, "kgen: --devices: list too long\n");
+            goto out;
+        }
         snprintf(buf, sizeof buf, "%s", devices);
         for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
             if (o.ndevices == KGI_TUNE_MAX_DEVICES || kgc_int("--devices", tok, 0, 1023, &v))

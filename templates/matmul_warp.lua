@@ -159,6 +159,9 @@ function T.check(cfg, limits)
         cfg.vec, cfg.stages, 4 * cfg.vec, op.smem, op.stride, cfg.pad, 4 * cfg.vec)
     end
   end
+  if cfg.splitk == 1 and cfg.red ~= 1 then
+    return fail("red=%d sets how split-K adds into C; with splitk=1 there is no split: use red=1", cfg.red)
+  end
   if cfg.red == 4 and (cfg.tn % 4 ~= 0 or limits.sm < 90) then
     return fail("red=4 adds 4 consecutive floats of a lane's patch at once: it needs tn %% 4 == 0 (tn=%d) and sm_90 or newer (target %s)",
       cfg.tn, limits.name)

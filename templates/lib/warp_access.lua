@@ -60,8 +60,9 @@ end
 
 -- The fragment reads of the inner loop (its first group of k values).
 local function fragments(list, cfg, d, op, t, sub, pass, which)
+  -- each entry covers one group of kg values of k: the loop runs bk / kg times a phase
   local entry = { name = string.format("load %s fragment from %s (inner loop)", op.name, op.smem),
-                  space = "shared", op = "load", array = op.smem }
+                  space = "shared", op = "load", array = op.smem, per_phase = cfg.bk // d.kg }
   if op.scont then
     local chunks = t // op.fvec
     entry.width, entry.iters = 4 * op.fvec, d.kg * sub * chunks

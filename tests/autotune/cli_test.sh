@@ -91,6 +91,15 @@ EOF
 "$KGEN" db import --db "$tmp/d.db" "$tmp/rows.csv" >"$tmp/imp.out" 2>&1
 check "import exits 0" test $? = 0
 check "import reports 2 rows" grep -q "2 rows added" "$tmp/imp.out"
+# rows kg_matmul must never trust are refused, and nothing is written
+for bad in 's/,ok,,0.1026,/,ok,,nan,/' 's/,ok,,0.1026,/,ok,,0,/' 's/,nn,1024,1024,1024,/,zz,1024,1024,1024,/' \
+           's/,nn,1024,1024,1024,/,nn,-5,1024,1024,/' 's/2026-11-21T05:00:00.000Z$/2026-11-21 05:00/'; do
+    (head -1 "$tmp/rows.csv"; sed -n 2p "$tmp/rows.csv" | sed "$bad") >"$tmp/bad.csv"
+    "$KGEN" db import --db "$tmp/bad.db" "$tmp/bad.csv" >/dev/null 2>&1
+    check "import refuses a row edited by $bad" test $? != 0
+done
+"$KGEN" db list --db "$tmp/bad.db" >"$tmp/badlist.out" 2>&1
+check "a refused import writes no row" sh -c "! grep -q 'Test GPU' '$tmp/badlist.out'"
 "$KGEN" db list --db "$tmp/d.db" >"$tmp/list.out"
 check "list shows the shape and its best" grep -q "Test GPU.*1024x1024x1024 .* 2 .* 1 .*0.1026.*bk=16" "$tmp/list.out"
 "$KGEN" db show --db "$tmp/d.db" --outcome wrong >"$tmp/show.out"
