@@ -169,6 +169,10 @@ int kgc_parse(kg_context *ctx, int argc, char **argv, const kgc_opt *own, int ma
         if (o && o->name) {
             if (o->has_arg) {
                 TAKE(*o->value);
+                if (!(*o->value)[0]) { /* no command option takes an empty value */
+                    fprintf(stderr, "kgen: %s: empty value\n", name);
+                    return KGC_USAGE;
+                }
             } else if (inl) {
                 fprintf(stderr, "kgen: %s takes no value\n", name);
                 return KGC_USAGE;

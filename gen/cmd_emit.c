@@ -21,11 +21,6 @@ int kgc_cmd_emit(int argc, char **argv)
     kgc_args args;
     if ((rc = kgc_parse(ctx, argc, argv, own, 0, &args)) != KGC_OK)
         goto out;
-    if (output && !output[0]) {
-        fprintf(stderr, "kgen: -o: empty file name\n");
-        rc = KGC_USAGE;
-        goto out;
-    }
     kg_source *src;
     kg_status st = kg_render(ctx, args.tmpl, args.config, &src);
     if (st != KG_OK) {

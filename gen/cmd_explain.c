@@ -304,10 +304,6 @@ int kgc_cmd_explain(int argc, char **argv)
         x->regs_given = x->have_regs = 1;
         x->regs = (int)r;
     }
-    if (svg && !svg[0]) {
-        fprintf(stderr, "kgen: --svg: empty file name\n");
-        goto out;
-    }
     if (svg && json && strcmp(svg, "-") == 0) {
         fprintf(stderr, "kgen: explain: --json and --svg - would both write to standard output\n");
         goto out;

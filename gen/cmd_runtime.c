@@ -49,11 +49,6 @@ int kgc_cmd_compile(int argc, char **argv)
     kgc_args args;
     if ((rc = kgc_parse(ctx, argc, argv, own, 0, &args)) != KGC_OK)
         goto out;
-    if (output && !output[0]) {
-        fprintf(stderr, "kgen: -o: empty file name\n");
-        rc = KGC_USAGE;
-        goto out;
-    }
     /* No --arch: the first GPU's architecture where there is one. */
     const char *target = "--arch";
     if (!args.arch) {

@@ -180,7 +180,7 @@ expect_bad 2 "unknown architecture sm_12" --tile 16 --arch sm_12
 "$KGEN" explain --tile 16 --arch sm_90 --svg "$T/no/such/dir/r.svg" > /dev/null 2> "$T/err"; rc=$?
 check '[ $rc -eq 1 ] && has "$T/err" "cannot create"' "unwritable SVG: exit 1 with a message"
 "$KGEN" explain --tile 16 --arch sm_90 --svg "" > /dev/null 2> "$T/err"; rc=$?
-check '[ $rc -eq 2 ] && has "$T/err" "--svg: empty file name"' "empty SVG name"
+check '[ $rc -eq 2 ] && has "$T/err" "--svg: empty value"' "empty SVG name"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -150,6 +150,10 @@ expect_bad 1 "io.lua:7: attempt to index a nil value (global 'io')" --template i
 printf 'return 42\n' > "$T/tpl/number.lua"
 expect_bad 1 "template 'number' does not return a table" --template number --template-dir "$T/tpl"
 
+"$KGEN" --tile 8 -o "" 2> "$T/stderr"; rc=$?
+check '[ $rc -eq 2 ] && grep -q -- "-o: empty value" "$T/stderr"' "-o with an empty file name is a usage error"
+"$KGEN" db export -o "" 2> "$T/stderr"; rc=$?
+check '[ $rc -eq 2 ] && grep -q -- "-o: empty value" "$T/stderr"' "db export -o '' is a usage error"
 expect_bad 2 "--arch given twice" --arch sm_90 --arch sm_80
 expect_bad 2 "--template-dir given twice" --template-dir "$T" --template-dir "$T"
 printf 'old\n' > "$T/target.cu"; chmod 640 "$T/target.cu"; ln -sf "$T/target.cu" "$T/link.cu"
