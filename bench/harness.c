@@ -40,6 +40,7 @@ typedef struct cand {
     char *err;            /* compile error, or NULL */
     cudaLibrary_t lib;
     cudaKernel_t kern, pre;
+    unsigned persist;      /* a persistent grid ("P"): SMs x the kernel's blocks per SM */
 } cand;
 
 typedef struct launch_arg {
@@ -50,10 +51,11 @@ typedef struct launch_arg {
     float *out;
 } launch_arg;
 
-static unsigned grid_dim(const kgi_geometry *g, int i, const kgb_problem *p)
+static unsigned grid_dim(const kgi_geometry *g, int i, const kgb_problem *p, unsigned persist)
 {
     unsigned v = 1;
     switch (g->grid[i].dim) {
+    case 'P': v = persist; break;
     case 'M': v = (unsigned)p->m; break;
     case 'N': v = (unsigned)p->n; break;
     case 'K': v = (unsigned)p->k; break;
@@ -62,7 +64,7 @@ static unsigned grid_dim(const kgi_geometry *g, int i, const kgb_problem *p)
     return (v + g->grid[i].div - 1) / g->grid[i].div * g->grid[i].mul;
 }
 
-static int launch_one(cudaKernel_t k, const kgi_geometry *g, const launch_arg *la)
+static int launch_one(cudaKernel_t k, const kgi_geometry *g, unsigned persist, const launch_arg *la)
 {
     const kgb_problem *p = la->p;
     int m = p->m, n = p->n, kk = p->k, lda = p->lda, ldb = p->ldb, ldc = p->ldc;
@@ -70,7 +72,7 @@ static int launch_one(cudaKernel_t k, const kgi_geometry *g, const launch_arg *l
     const float *a = p->a, *b = p->b;
     float *c = la->out;
     void *args[] = {&m, &n, &kk, &alpha, &a, &lda, &b, &ldb, &beta, &c, &ldc};
-    dim3 grid = {grid_dim(g, 0, p), grid_dim(g, 1, p), grid_dim(g, 2, p)};
+    dim3 grid = {grid_dim(g, 0, p, persist), grid_dim(g, 1, p, persist), grid_dim(g, 2, p, persist)};
     dim3 block = {g->block[0], g->block[1], g->block[2]};
     return kgb_cuda_ok(cudaLaunchKernel((const void *)k, grid, block, args, g->smem_dynamic, 0), "launch");
 }
@@ -79,9 +81,9 @@ static int launch_one(cudaKernel_t k, const kgi_geometry *g, const launch_arg *l
 static int run_kgen(void *arg)
 {
     const launch_arg *la = arg;
-    if (la->c->pre && launch_one(la->c->pre, &la->c->src->pre_geo, la))
+    if (la->c->pre && launch_one(la->c->pre, &la->c->src->pre_geo, la->c->persist, la))
         return -1;
-    return launch_one(la->c->kern, &la->c->src->geo, la);
+    return launch_one(la->c->kern, &la->c->src->geo, la->c->persist, la);
 }
 
 static int run_cublas(void *arg)
@@ -323,6 +325,18 @@ int main(int argc, char **argv)
             kg_context_close(ctx);
             return 1;
         }
+        int blocks = 0, sms = 0, dev = 0;
+        const kgi_geometry *g = &c->src->geo;
+        if (kgb_cuda_ok(cudaGetDevice(&dev), "cudaGetDevice") ||
+            kgb_cuda_ok(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "SM count") ||
+            kgb_cuda_ok(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, (const void *)c->kern,
+                                                                      (int)(g->block[0] * g->block[1] * g->block[2]),
+                                                                      g->smem_dynamic),
+                        "occupancy")) {
+            kg_context_close(ctx);
+            return 1;
+        }
+        c->persist = (unsigned)(sms * (blocks > 0 ? blocks : 1));
     }
     kgb_shape *shapes;
     int ns = kgb_read_shapes(shapes_path, &shapes);

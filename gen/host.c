@@ -543,8 +543,10 @@ static int l_read_geometry(lua_State *L)
             return luaL_error(L, "render(): grid[%d] must be a table {dim, div, mul}", i + 1);
         lua_getfield(L, -1, "dim");
         const char *dim = lua_tostring(L, -1);
-        if (!dim || !strchr("MNK1", dim[0]) || !dim[0] || dim[1])
-            return luaL_error(L, "render(): grid[%d].dim must be \"M\", \"N\", \"K\" or \"1\"", i + 1);
+        if (!dim || !strchr("MNK1P", dim[0]) || !dim[0] || dim[1])
+            return luaL_error(L, "render(): grid[%d].dim must be \"M\", \"N\", \"K\", \"1\" or \"P\"", i + 1);
+        if (dim[0] == 'P' && i != 0)
+            return luaL_error(L, "render(): grid[%d].dim \"P\" (a persistent grid) is allowed only along x", i + 1);
         g->grid[i].dim = dim[0];
         lua_pop(L, 1);
         g->grid[i].div = (unsigned)int_field(L, -1, "grid", "div", 1, 1);

@@ -172,7 +172,10 @@ typedef struct kgi_host kgi_host;
 /* Launch geometry and preconditions returned by a template's render(). */
 typedef struct kgi_geometry {
     unsigned block[3];
-    struct { char dim; unsigned div, mul; } grid[3]; /* ceil(dim / div) * mul; dim M N K or 1 */
+    /* ceil(dim / div) * mul; dim M N K, 1, or P (x only): the persistent
+     * grid, one block per slot where the main kernel can be resident
+     * (SMs x its blocks per SM) */
+    struct { char dim; unsigned div, mul; } grid[3];
     size_t smem_static, smem_dynamic;
     unsigned m_multiple, n_multiple, k_multiple;     /* 1: any */
     unsigned ld_multiple;                            /* lda and ldb */

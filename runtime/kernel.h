@@ -14,6 +14,7 @@ struct kg_kernel {
     CUfunction pre_fn;       /* NULL: no pre kernel */
     kgi_geometry geo, pre_geo;
     kg_kernel_info info;
+    unsigned persist;        /* a persistent grid ("P"): SMs x fn's blocks per SM */
 };
 
 /* A context's kernels: every one loaded, and the lookups that find them. */
@@ -35,10 +36,12 @@ void kgi_choices_free(kgi_map *choices);
 /* The parts of kgi_geometry_admits, each 1 when the arguments pass and 0
  * with a reason in `why`: sizes, pointers and leading-dimension minima;
  * multiples of the tile (bound checks off); vector alignment of lda, ldb,
- * A and B; the launch grid (filled in `grid`) within the device's limits. */
+ * A and B; the launch grid (filled in `grid`) within the device's limits,
+ * a persistent axis ("P") taking `persist` blocks. */
 int kgi_basics_ok(const kgi_geometry *geo, const kg_gemm *g, char *why, size_t len);
 int kgi_multiples_ok(const kgi_geometry *geo, const kg_gemm *g, char *why, size_t len);
 int kgi_vectors_ok(const kgi_geometry *geo, const kg_gemm *g, char *why, size_t len);
-int kgi_grid_of(const kgi_geometry *geo, const kg_gemm *g, unsigned grid[3], char *why, size_t len);
+int kgi_grid_of(const kgi_geometry *geo, const kg_gemm *g, unsigned persist, unsigned grid[3], char *why,
+                size_t len);
 
 #endif

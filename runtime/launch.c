@@ -67,7 +67,8 @@ void kgi_kernels_free(kg_context *ctx)
 
 static const unsigned long long grid_max[3] = {2147483647ULL, 65535ULL, 65535ULL};
 
-int kgi_grid_of(const kgi_geometry *geo, const kg_gemm *g, unsigned grid[3], char *why, size_t len)
+int kgi_grid_of(const kgi_geometry *geo, const kg_gemm *g, unsigned persist, unsigned grid[3], char *why,
+                size_t len)
 {
     const unsigned long long *max = grid_max;
     for (int i = 0; i < 3; i++) {
@@ -76,6 +77,7 @@ int kgi_grid_of(const kgi_geometry *geo, const kg_gemm *g, unsigned grid[3], cha
         case 'M': v = (unsigned long long)g->m; break;
         case 'N': v = (unsigned long long)g->n; break;
         case 'K': v = (unsigned long long)g->k; break;
+        case 'P': v = persist ? persist : 1; break;
         default: break;
         }
         v = (v + geo->grid[i].div - 1) / geo->grid[i].div * geo->grid[i].mul;
@@ -207,7 +209,7 @@ int kgi_geometry_admits(const kgi_geometry *geo, const kg_gemm *g, char *why, si
     }
     kg_gemm first = sub_gemm(geo, g, 0, (int)(g->m < em ? g->m : em), 0, (int)(g->n < en ? g->n : en));
     unsigned grid[3];
-    return kgi_grid_of(geo, &first, grid, why, why_len);
+    return kgi_grid_of(geo, &first, 1, grid, why, why_len);
 }
 
 /* ------------------------------------------------------------ loading */
@@ -295,6 +297,9 @@ kg_status kgi_load_kernel(kg_context *ctx, const kg_source *src, kg_kernel **out
     memcpy(ki->block, src->geo.block, sizeof ki->block);
     ki->threads = (int)(ki->block[0] * ki->block[1] * ki->block[2]);
     ki->max_blocks_per_sm = blocks;
+    /* A persistent grid fills every slot where the kernel can be resident;
+     * its pre kernel gets the same grid, so both divide the work alike. */
+    k->persist = (unsigned)(ctx->limits.ref_sm_count > 0 ? ctx->limits.ref_sm_count : 1) * (unsigned)blocks;
     ki->local_bytes = (size_t)local;
     if (ks->n == ks->cap) {
         size_t cap = ks->cap ? ks->cap * 2 : 16;
@@ -422,8 +427,8 @@ kg_status kg_kernel_launch(kg_context *ctx, const kg_kernel *k, const kg_gemm *g
             int rows = (int)(g->m - r0 < em ? g->m - r0 : em), cols = (int)(g->n - c0 < en ? g->n - c0 : en);
             kg_gemm part = sub_gemm(&k->geo, g, (int)r0, rows, (int)c0, cols);
             unsigned grid[3], pgrid[3];
-            if (!kgi_grid_of(&k->geo, &part, grid, why, sizeof why) ||
-                (k->pre_fn && !kgi_grid_of(&k->pre_geo, &part, pgrid, why, sizeof why))) {
+            if (!kgi_grid_of(&k->geo, &part, k->persist, grid, why, sizeof why) ||
+                (k->pre_fn && !kgi_grid_of(&k->pre_geo, &part, k->persist, pgrid, why, sizeof why))) {
                 kgi_drv_leave(ctx);
                 return kgi_fail(ctx, KG_ERR_SHAPE, "%s: %s", k->info.entry, why);
             }

@@ -95,7 +95,7 @@ static double batch(kg_context *ctx, int which, const kg_kernel *kern, const kg_
     const kgi_cu *cu = ctx->drv->cu;
     unsigned grid[3] = {1, 1, 1};
     char why[256];
-    kgi_grid_of(&kern->geo, g, grid, why, sizeof why);
+    kgi_grid_of(&kern->geo, g, kern->persist, grid, why, sizeof why);
     int m = g->m, n = g->n, k = g->k, lda = g->lda, ldb = g->ldb, ldc = g->ldc;
     float alpha = g->alpha, beta = g->beta;
     const float *a = g->a, *b = g->b;
