@@ -88,8 +88,12 @@ T.params = {
     doc = "block order: groups of this many block rows for L2 reuse (1: row by row)" },
   { name = "splitk", type = "int", default = 1, min = 1, max = 256,
     doc = "slices of K (grid z), summed into C with atomicAdd after a beta pass" },
+  { name = "cc", type = "int", default = 0, values = { 0, 1 },
+    doc = "single-float cp.async copies: 1 share one source pointer per line and add constant offsets (fewer registers), 0 one pointer per copy" },
+  { name = "sk", type = "int", default = 0, values = { 0, 1 },
+    doc = "stream-K: 1 launches one block per resident slot (SMs x blocks per SM) and spreads the tiles that do not fill a wave over all of them by K iterations" },
   { name = "red", type = "int", default = 1, values = { 1, 4 },
-    doc = "split-K: floats per atomic addition into C (4: sm_90 red.global.add.v4.f32; needs tn % 4 == 0)" },
+    doc = "split-K and stream-K: floats per atomic addition into C (4: sm_90 red.global.add.v4.f32; needs tn % 4 == 0)" },
   { name = "minb", type = "int", default = 1, values = { 1, 2, 3, 4 },
     doc = "blocks per SM the registers must allow (__launch_bounds__' second argument; 1: no cap)" },
   { name = "bounds", type = "int", default = 1, values = { 0, 1 },
@@ -118,13 +122,15 @@ T.space = {
   stages = { 1, 2, 3 },
   raster = { 1, 8 },
   splitk = { 1, 2, 4, 8, 64 },
+  cc = { 0, 1 },
+  sk = { 0, 1 },
   red = { 1, 4 },
   minb = { 1, 2 },
   bounds = { 1 },
 }
 
 local MAX_OUTPUTS = 128 -- accumulators per thread the register file can hold
-local mul, derive = plan.mul, plan.derive
+local mul, derive, M_vwidth = plan.mul, plan.derive, plan.vwidth
 
 function T.check(cfg, limits)
   local function fail(...) return nil, string.format(...) end
@@ -159,8 +165,15 @@ function T.check(cfg, limits)
         cfg.vec, cfg.stages, 4 * cfg.vec, op.smem, op.stride, cfg.pad, 4 * cfg.vec)
     end
   end
-  if cfg.splitk == 1 and cfg.red ~= 1 then
-    return fail("red=%d sets how split-K adds into C; with splitk=1 there is no split: use red=1", cfg.red)
+  if cfg.cc == 1 and not (copy.compact(cfg, d, d.A) or copy.compact(cfg, d, d.B)) then
+    return fail("cc=1 changes nothing here: no operand is copied as single floats through cp.async in a pattern that shares pointers (stages=%d, vec=%d); use cc=0",
+      cfg.stages, cfg.vec)
+  end
+  if cfg.sk == 1 and cfg.splitk > 1 then
+    return fail("sk=1 (stream-K) divides K itself; it does not combine with splitk=%d: use splitk=1", cfg.splitk)
+  end
+  if cfg.splitk == 1 and cfg.sk == 0 and cfg.red ~= 1 then
+    return fail("red=%d sets how split-K or stream-K adds into C; with splitk=1 and sk=0 nothing is added: use red=1", cfg.red)
   end
   if cfg.red == 4 and (cfg.tn % 4 ~= 0 or limits.sm < 90) then
     return fail("red=4 adds 4 consecutive floats of a lane's patch at once: it needs tn %% 4 == 0 (tn=%d) and sm_90 or newer (target %s)",
@@ -237,15 +250,28 @@ local function emit_header(w, cfg, d, meta)
     w:comment(string.format("  split-K             %d slices of K (grid z), added into C with %s", cfg.splitk,
       d.red4 and "red.global.add.v4.f32 (4 floats) where C is 16-byte aligned, else atomicAdd" or "atomicAdd"))
   end
+  if d.sk then
+    w:comment(string.format("  stream-K            whole waves of tiles one per block; the rest cut along K and added with %s",
+      d.red4 and "red.global.add.v4.f32 (4 floats) where C is 16-byte aligned, else atomicAdd" or "atomicAdd"))
+  end
   w:comment(string.format("  CGMA ratio          %.2f FLOP per global load: 2*bm*bn*bk / (bm*bk + bk*bn)", d.cgma))
   w:comment("Launch:")
   w:comment(string.format("  block = (%d, 1, 1)", d.threads))
-  w:comment(string.format("  grid  = (ceil(N / %d), ceil(M / %d), %d)%s", cfg.bn, cfg.bm, cfg.splitk,
-    cfg.raster > 1 and string.format("; blocks remapped in groups of %d block rows", cfg.raster) or ""))
+  if d.sk then
+    w:comment(string.format("  grid  = (SMs x blocks of this kernel per SM, 1, 1): persistent workers%s",
+      cfg.raster > 1 and string.format("; tiles ordered in groups of %d tile rows", cfg.raster) or ""))
+  else
+    w:comment(string.format("  grid  = (ceil(N / %d), ceil(M / %d), %d)%s", cfg.bn, cfg.bm, cfg.splitk,
+      cfg.raster > 1 and string.format("; blocks remapped in groups of %d block rows", cfg.raster) or ""))
+  end
   w:comment(string.format("  dynamic shared memory = %d bytes%s", d.dynamic and d.smem or 0,
     d.dynamic and " (raise CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES first)" or ""))
   if cfg.splitk > 1 then
     w:comment(string.format("  first %s_beta: block (128, 1, 1), grid (ceil(N / 128), ceil(M / 64), 1): C = beta * C",
+      d.entry))
+  end
+  if d.sk then
+    w:comment(string.format("  first %s_beta: block (256, 1, 1), the same grid: C = beta * C on the shared tiles",
       d.entry))
   end
   w:comment("Preconditions:")
@@ -332,13 +358,12 @@ local function emit_compute(w, cfg, d, as, bs)
   w:close()
 end
 
--- Epilogue: C = alpha * acc + beta * C (C not read when beta == 0), or for
--- split-K an atomic addition of alpha * acc. Vectors where C allows them.
-local function emit_store(w, cfg, d)
-  local cv = d.cv
-  local atomic = cfg.splitk > 1
+-- Epilogue: C = alpha * acc + beta * C (C not read when beta == 0), or
+-- (atomic: split-K, stream-K's shared tiles) an atomic addition of
+-- alpha * acc. Vectors where C allows them: `cv` floats per store.
+local function emit_store(w, cfg, d, atomic, cv)
   if atomic then
-    w:comment("Add this slice's share: C was multiplied by beta by the first kernel.")
+    w:comment("Add this share of the tile: C was multiplied by beta by the first kernel.")
   else
     w:comment("C = alpha * acc + beta * C; C is not read when beta == 0 (BLAS convention).")
   end
@@ -388,19 +413,30 @@ local function emit_store(w, cfg, d)
   w:close()
 end
 
--- The block's tile of C, with optional grouped ordering for L2 reuse.
+-- Tile `id` (a linear index) of a grid of tiles_m x tiles_n tiles, as its
+-- first row and column: row by row, or with raster > 1 in groups of
+-- `raster` tile rows walked column by column, so that the blocks resident
+-- together read few distinct tiles of A and B (L2 reuse).
+local function emit_tile_origin(w, cfg, id, tiles_m, tiles_n)
+  if cfg.raster > 1 then
+    w:line("const int per_group = %d * %s;", cfg.raster, tiles_n)
+    w:line("const int first_m = (int)(%s / per_group) * %d;", id, cfg.raster)
+    w:line("const int group_m = min(%s - first_m, %d);", tiles_m, cfg.raster)
+    w:line("const int in_group = (int)(%s %% per_group);", id)
+    w:linec(string.format("const int row0 = (first_m + in_group %% group_m) * %d;", cfg.bm), "first row of C in this tile")
+    w:linec(string.format("const int col0 = (in_group / group_m) * %d;", cfg.bn), "first column")
+  else
+    w:linec(string.format("const int row0 = (int)(%s / %s) * %d;", id, tiles_n, cfg.bm), "first row of C in this tile")
+    w:linec(string.format("const int col0 = (int)(%s %% %s) * %d;", id, tiles_n, cfg.bn), "first column")
+  end
+end
+
+-- The block's tile of C (one tile per block: the grid is the tiles).
 local function emit_block_origin(w, cfg)
   if cfg.raster > 1 then
-    w:comment(string.format("Grouped order: consecutive blocks walk down groups of %d block rows, so that", cfg.raster))
-    w:comment("the blocks resident together read few distinct tiles of A and B (L2 reuse).")
+    w:comment(string.format("Grouped order: consecutive blocks walk down groups of %d block rows (L2 reuse).", cfg.raster))
     w:line("const int bid = blockIdx.y * gridDim.x + blockIdx.x;")
-    w:line("const int per_group = %d * gridDim.x;", cfg.raster)
-    w:line("const int first_m = (bid / per_group) * %d;", cfg.raster)
-    w:line("const int group_m = min((int)gridDim.y - first_m, %d);", cfg.raster)
-    w:line("const int tile_m = first_m + (bid % per_group) % group_m;")
-    w:line("const int tile_n = (bid % per_group) / group_m;")
-    w:linec(string.format("const int row0 = tile_m * %d;", cfg.bm), "first row of C in this block")
-    w:linec(string.format("const int col0 = tile_n * %d;", cfg.bn), "first column")
+    emit_tile_origin(w, cfg, "bid", "(int)gridDim.y", "(int)gridDim.x")
   else
     w:linec(string.format("const int row0 = blockIdx.y * %d;", cfg.bm), "first row of C in this block")
     w:linec(string.format("const int col0 = blockIdx.x * %d;", cfg.bn), "first column")
@@ -517,11 +553,73 @@ local function emit_kernel(w, cfg, d)
   w:blank()
   w:line("const int tid = threadIdx.x;")
   w:line("const int warp = tid / 32, lane = tid % 32;")
+  local function lane_offsets()
+    w:linec(string.format("const int a_off = (warp / %d) * %d + (lane / %d) * %d;", d.warps_n, cfg.wm, cfg.ln, cfg.tm),
+      "first row of this lane's patch in the block tile")
+    w:linec(string.format("const int b_off = (warp %% %d) * %d + (lane %% %d) * %d;", d.warps_n, cfg.wn, cfg.ln, cfg.tn),
+      "first column")
+  end
+  local function tile_work(store)
+    copy.emit_setup(w, cfg, d, d.A)
+    copy.emit_setup(w, cfg, d, d.B)
+    w:blank()
+    w:line("float acc[%d][%d];", d.rows, d.cols)
+    w:line("#pragma unroll")
+    w:line("for (int i = 0; i < %d; ++i)", d.rows)
+    w:line("    #pragma unroll")
+    w:line("    for (int j = 0; j < %d; ++j) acc[i][j] = 0.0f;", d.cols)
+    w:blank()
+    emit_main_loop(w, cfg, d)
+    w:blank()
+    store()
+  end
+  if d.sk then
+    lane_offsets()
+    w:blank()
+    w:comment("Stream-K: this block is one of gridDim.x resident workers. Whole waves of tiles")
+    w:comment("go one tile per worker (data-parallel); the tiles that would leave a wave")
+    w:comment("partly idle are cut into K iterations shared out evenly, and their")
+    w:comment("pieces add into C atomically (the first kernel applied beta to them).")
+    w:line("const int tiles_m = (M + %d) / %d, tiles_n = (N + %d) / %d;", cfg.bm - 1, cfg.bm, cfg.bn - 1, cfg.bn)
+    w:linec(string.format("const int iters = (K + %d) / %d;", cfg.bk - 1, cfg.bk), "tiles of K per tile of C")
+    w:line("const long long tiles = (long long)tiles_m * tiles_n, workers = gridDim.x;")
+    w:line("const long long dp_tiles = kgen_sk_dp_tiles(tiles, workers);")
+    w:line("const long long sk_iters = (tiles - dp_tiles) * iters;")
+    w:line("const long long me = blockIdx.x;")
+    w:line("long long sk_pos = me * (sk_iters / workers) + min(me, sk_iters % workers);")
+    w:line("const long long sk_end = sk_pos + sk_iters / workers + (me < sk_iters % workers ? 1 : 0);")
+    w:line("long long next = me;")
+    w:open("for (;;)")
+    w:line("long long tile;")
+    w:line("int kt0, ktiles;")
+    w:line("bool shared;")
+    w:open("if (next < dp_tiles)")
+    w:line("tile = next; next += workers; kt0 = 0; ktiles = iters; shared = false;")
+    w:reopen("else if (sk_pos < sk_end)")
+    w:line("tile = dp_tiles + sk_pos / iters;")
+    w:line("kt0 = (int)(sk_pos % iters);")
+    w:line("ktiles = (int)min((long long)(iters - kt0), sk_end - sk_pos);")
+    w:line("sk_pos += ktiles;")
+    w:line("shared = true;")
+    w:reopen("else")
+    w:line("break;")
+    w:close()
+    emit_tile_origin(w, cfg, "tile", "tiles_m", "tiles_n")
+    w:linec("__syncthreads();", "the previous tile's reads of shared memory are done")
+    w:blank()
+    tile_work(function()
+      w:open("if (shared)")
+      emit_store(w, cfg, d, true, d.red4 and d.cv or 1)
+      w:reopen("else")
+      emit_store(w, cfg, d, false, M_vwidth(cfg.tn))
+      w:close()
+    end)
+    w:close()
+    w:close()
+    return
+  end
   emit_block_origin(w, cfg)
-  w:linec(string.format("const int a_off = (warp / %d) * %d + (lane / %d) * %d;", d.warps_n, cfg.wm, cfg.ln, cfg.tm),
-    "first row of this lane's patch in the block tile")
-  w:linec(string.format("const int b_off = (warp %% %d) * %d + (lane %% %d) * %d;", d.warps_n, cfg.wn, cfg.ln, cfg.tn),
-    "first column")
+  lane_offsets()
   w:blank()
   if cfg.splitk > 1 then
     w:comment("This slice's tiles of K: [kt0, kt0 + ktiles).")
@@ -535,19 +633,22 @@ local function emit_kernel(w, cfg, d)
     w:line("const int ktiles = (K + %d) / %d;", cfg.bk - 1, cfg.bk)
   end
   w:blank()
-  copy.emit_setup(w, cfg, d, d.A)
-  copy.emit_setup(w, cfg, d, d.B)
-  w:blank()
-  w:line("float acc[%d][%d];", d.rows, d.cols)
-  w:line("#pragma unroll")
-  w:line("for (int i = 0; i < %d; ++i)", d.rows)
-  w:line("    #pragma unroll")
-  w:line("    for (int j = 0; j < %d; ++j) acc[i][j] = 0.0f;", d.cols)
-  w:blank()
-  emit_main_loop(w, cfg, d)
-  w:blank()
-  emit_store(w, cfg, d)
+  tile_work(function() emit_store(w, cfg, d, cfg.splitk > 1, d.cv) end)
   w:close()
+end
+
+-- Stream-K's division of the tiles, shared by the kernel and its beta pass.
+local function emit_sk_helper(w)
+  w:comment("Stream-K: how many tiles (the first ones) go whole to one worker. When the tiles")
+  w:comment("fill whole waves of `workers`, all; else all but the last partial wave and the")
+  w:comment("full one before it (so that each worker's shared piece is one to two tiles of")
+  w:comment("work), or none when there are fewer than two waves.")
+  w:open("__device__ __forceinline__ long long kgen_sk_dp_tiles(long long tiles, long long workers)")
+  w:line("const long long rest = tiles % workers;")
+  w:line("if (rest == 0) return tiles;")
+  w:line("return tiles >= 2 * workers ? tiles - rest - workers : 0;")
+  w:close()
+  w:blank()
 end
 
 -- split-K's first kernel: C = beta * C (zero when beta == 0, C unread).
@@ -567,6 +668,32 @@ local function emit_beta_kernel(w, d)
   w:close()
 end
 
+-- stream-K's first kernel, on the same grid of workers: C = beta * C over
+-- the tiles whose pieces will be added atomically (zero when beta == 0).
+local function emit_sk_beta_kernel(w, cfg, d)
+  w:blank()
+  w:comment("stream-K, launched first with the same grid: C = beta * C on the shared tiles.")
+  w:line("extern \"C\" __global__ void __launch_bounds__(256)")
+  w:line("%s_beta(int M, int N, int K, float alpha,", d.entry)
+  w:line("    const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb,")
+  w:line("    float beta, float* __restrict__ C, int ldc)")
+  w:open("")
+  w:linec("if (beta == 1.0f) return;", "C = 1 * C")
+  w:line("const int tiles_m = (M + %d) / %d, tiles_n = (N + %d) / %d;", cfg.bm - 1, cfg.bm, cfg.bn - 1, cfg.bn)
+  w:line("const long long tiles = (long long)tiles_m * tiles_n, workers = gridDim.x;")
+  w:open("for (long long tile = kgen_sk_dp_tiles(tiles, workers) + blockIdx.x; tile < tiles; tile += workers)")
+  emit_tile_origin(w, cfg, "tile", "tiles_m", "tiles_n")
+  w:open("for (int e = threadIdx.x; e < %d; e += 256)", cfg.bm * cfg.bn)
+  w:line("const int r = row0 + e / %d, c = col0 + e %% %d;", cfg.bn, cfg.bn)
+  w:open("if (r < M && c < N)")
+  w:line("float* p = C + (size_t)r * ldc + c;")
+  w:line("*p = beta == 0.0f ? 0.0f : beta * *p;")
+  w:close()
+  w:close()
+  w:close()
+  w:close()
+end
+
 function T.render(cfg, meta)
   local d = derive(cfg)
   local w = emit.writer()
@@ -580,14 +707,20 @@ function T.render(cfg, meta)
     w:close()
     w:blank()
   end
+  if d.sk then emit_sk_helper(w) end
   emit_kernel(w, cfg, d)
   if cfg.splitk > 1 then emit_beta_kernel(w, d) end
+  if d.sk then emit_sk_beta_kernel(w, cfg, d) end
+  local grid = { { dim = "N", div = cfg.bn, mul = 1 }, { dim = "M", div = cfg.bm, mul = 1 },
+                 { dim = "1", div = 1, mul = cfg.splitk } }
+  if d.sk then -- one block per resident slot: the runtime's "P"
+    grid = { { dim = "P", div = 1, mul = 1 }, { dim = "1", div = 1, mul = 1 }, { dim = "1", div = 1, mul = 1 } }
+  end
   local result = {
     source = w:text(),
     entry = d.entry,
     block = { d.threads, 1, 1 },
-    grid = { { dim = "N", div = cfg.bn, mul = 1 }, { dim = "M", div = cfg.bm, mul = 1 },
-             { dim = "1", div = 1, mul = cfg.splitk } },
+    grid = grid,
     smem_static = d.dynamic and 0 or d.smem,
     smem_dynamic = d.dynamic and d.smem or 0,
     requires = {
@@ -604,6 +737,14 @@ function T.render(cfg, meta)
       entry = d.entry .. "_beta",
       block = { 128, 1, 1 },
       grid = { { dim = "N", div = 128, mul = 1 }, { dim = "M", div = 64, mul = 1 }, { dim = "1", div = 1, mul = 1 } },
+      smem_static = 0, smem_dynamic = 0,
+      layout = cfg.layout,
+    }
+  elseif d.sk then
+    result.pre = {
+      entry = d.entry .. "_beta",
+      block = { 256, 1, 1 },
+      grid = grid,
       smem_static = 0, smem_dynamic = 0,
       layout = cfg.layout,
     }

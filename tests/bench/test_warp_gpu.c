@@ -6,7 +6,7 @@
  * parameter: warp and lane layouts, both shared-memory layouts of A and B,
  * 1-, 2- and 4-float copies, register prefetch and 2-4 cp.async stages,
  * rasterization, split-K with its beta kernel and scalar or vector
- * atomic additions, the register cap, bound
+ * atomic additions, compact single-float copies (cc=1), the register cap, bound
  * checks on and off) runs in two layouts on every shape of the suite --
  * 1x1x1, M=1, N=1, K=1, primes, tile sizes plus and minus one, K longer
  * than a split-K slice count, and aligned shapes for the vector copies --
@@ -17,6 +17,12 @@
  * copies on unaligned rows, no bound checks on a ragged shape) must refuse
  * it with KG_ERR_SHAPE; every configuration must still run on at least
  * three shapes.
+ *
+ * Stream-K (sk=1) divides the work by the size of its persistent grid, G =
+ * SMs x blocks per SM, so its shapes are made from G: one tile; fewer tiles
+ * than G with K = 1 (each worker one iteration or none); exactly G and 2G
+ * tiles (whole waves: no tile shared); G + 1 tiles (all shared); 2G + 3
+ * tiles (one wave whole, the rest shared), each with ragged edges and K.
  */
 #include <stdio.h>
 #include <string.h>
@@ -44,6 +50,11 @@ static const char *const configs[] = {
     "bm=32 bn=64 bk=4 wm=32 wn=64 tm=1 tn=2 ln=32 stages=3 vec=4 pad=8",
     "bm=64 bn=64 bk=16 wm=32 wn=32 stages=2 bounds=0",
     "bm=64 bn=64 bk=16 wm=32 wn=32 stages=1 bounds=0 at=0 vec=2",
+    "bm=64 bn=64 bk=16 wm=32 wn=32 stages=3 vec=1 sk=1 red=4 cc=1",
+    "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=1 cc=1 raster=8",
+    "bm=128 bn=128 bk=16 wm=64 wn=32 stages=2 vec=4 cc=1 splitk=3 red=4",
+    "at=0 bt=1 stages=4 vec=1 cc=1",
+    "bm=32 bn=64 bk=8 wm=32 wn=32 stages=1 raster=4 sk=1",
 };
 #define NCONFIGS (int)(sizeof configs / sizeof *configs)
 
@@ -55,6 +66,78 @@ static const int shapes[][3] = {
 #define NSHAPES (int)(sizeof shapes / sizeof *shapes)
 
 static const char *const layouts[] = {"nn", "nt", "tn", "tt"};
+
+static const char *const sk_configs[] = {
+    "bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8 sk=1 red=4",
+    "bm=128 bn=256 bk=16 wm=64 wn=64 stages=3 raster=8 vec=1 sk=1 red=4 cc=1",
+    "bm=64 bn=128 bk=16 wm=32 wn=32 stages=3 raster=1 sk=1",
+    "bm=64 bn=64 bk=8 wm=32 wn=32 stages=2 vec=2 sk=1 red=4 minb=2",
+};
+#define NSK (int)(sizeof sk_configs / sizeof *sk_configs)
+
+/* M, N with tiles_m * tiles_n == tiles (rows x columns, rows small), ragged
+ * by a few rows and columns: odd ones, or multiples of `vec` so that a
+ * kernel with vector copies takes the shape. */
+static void sk_shape(long tiles, int bm, int bn, int vec, int *m, int *n)
+{
+    long rows = 1;
+    for (long r = 2; r <= 8; r++)
+        if (tiles % r == 0)
+            rows = r;
+    long cols = tiles / rows;
+    *m = (int)(rows * bm - (vec > 1 ? vec : 3));
+    *n = (int)(cols * bn - (vec > 1 ? 2 * vec : 5));
+}
+
+/* The stream-K kernels on shapes built from their grid; returns checks run. */
+static int test_stream_k(kg_context *ctx)
+{
+    kg_device_info dev;
+    kg_status st = kg_device_query(ctx, 0, &dev);
+    CHECK_MSG(st == KG_OK, "kg_device_query: %s", kg_last_error(ctx));
+    if (st != KG_OK)
+        return 0;
+    int verified = 0;
+    for (int c = 0; c < NSK; c++) {
+        const char *layout = layouts[c % 4];
+        char config[512];
+        snprintf(config, sizeof config, "%s layout=%s", sk_configs[c], layout);
+        kg_kernel *kern;
+        kg_kernel_info info;
+        st = kg_kernel_get(ctx, "matmul_warp", config, &kern);
+        CHECK_MSG(st == KG_OK, "%s: %s", config, kg_last_error(ctx));
+        if (st != KG_OK || kg_kernel_query(ctx, kern, &info) != KG_OK)
+            continue;
+        int bm = 0, bn = 0, vec = 4; /* the template's default vec */
+        sscanf(strstr(sk_configs[c], "bm="), "bm=%d", &bm);
+        sscanf(strstr(sk_configs[c], "bn="), "bn=%d", &bn);
+        if (strstr(sk_configs[c], "vec="))
+            sscanf(strstr(sk_configs[c], "vec="), "vec=%d", &vec);
+        long g = (long)dev.sm_count * info.max_blocks_per_sm;
+        const struct { long tiles; int k; } cases[] = {
+            {1, 45}, {g / 2 + 1, 1}, {g, 70}, {g + 1, 33}, {2 * g, 17}, {2 * g + 3, 37},
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+            int m, n, k = vec > 1 ? (cases[i].k + vec - 1) / vec * vec : cases[i].k;
+            sk_shape(cases[i].tiles, bm, bn, vec, &m, &n);
+            double err1, err2;
+            kg_status s1 = kgi_verify_kernel(ctx, kern, m, n, k, 1.25f, -0.5f, 0, 3000u + (unsigned)i, &err1);
+            CHECK_MSG(s1 == KG_OK, "%s %dx%dx%d (%ld tiles, grid %ld; alpha 1.25, beta -0.5): error %.3g: %s",
+                      config, m, n, k, cases[i].tiles, g, err1, kg_last_error(ctx));
+            if (s1 == KG_ERR_DRIVER)
+                return verified;
+            kg_status s2 = kgi_verify_kernel(ctx, kern, m, n, k, -0.75f, 0.0f, 0, 4000u + (unsigned)i, &err2);
+            CHECK_MSG(s2 == KG_OK, "%s %dx%dx%d (%ld tiles, grid %ld; alpha -0.75, beta 0): error %.3g: %s",
+                      config, m, n, k, cases[i].tiles, g, err2, kg_last_error(ctx));
+            if (s2 == KG_ERR_DRIVER)
+                return verified;
+            verified += (s1 == KG_OK) + (s2 == KG_OK);
+        }
+        printf("%s: grid %ld (%d SMs x %d blocks), 6 shapes from 1 to %ld tiles\n", config, g, dev.sm_count,
+               info.max_blocks_per_sm, 2 * g + 3);
+    }
+    return verified;
+}
 
 int main(void)
 {
@@ -109,7 +192,9 @@ int main(void)
             CHECK_MSG(ran >= 3, "%s ran on only %d shapes", config, ran);
         }
     }
-    printf("%d checks against the float64 reference, %d shapes refused by preconditions\n", verified, refused);
+    int sk = test_stream_k(ctx);
+    printf("%d checks against the float64 reference, %d shapes refused by preconditions; stream-K: %d checks\n",
+           verified, refused, sk);
     kg_context_close(ctx);
     TEST_DONE();
 }

@@ -40,6 +40,12 @@ static const struct {
     {"bm=32 bn=64 bk=4 wm=32 wn=64 tm=1 tn=2 ln=32 stages=3 pad=8 layout=nt", 0, 1},
     {"bm=64 bn=64 bk=16 wm=32 wn=32 bounds=0 stages=1 at=0", 0, 1},
     {"bm=256 bn=128 bk=32 wm=64 wn=64 stages=3", 0, 1}, /* 100 KB: dynamic shared memory */
+    {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8 sk=1 red=4", 255, 0},
+    {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=3 raster=8 vec=1 sk=1 red=4 cc=1", 255, 0},
+    {"bm=64 bn=128 bk=16 wm=32 wn=32 stages=3 sk=1 layout=tn", 0, 0},
+    {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=3 raster=8 vec=1 cc=1", 200, 0},
+    {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 raster=8 vec=1 cc=1 layout=nt", 0, 0},
+    {"at=0 bt=1 stages=4 vec=1 cc=1", 0, 1},
 };
 
 /* configuration, a word the rejection must contain */
@@ -56,6 +62,9 @@ static const struct {
     {"bm=256 bn=256 wm=32 wn=32", "threads"},
     {"minb=4 bm=128 bn=256 bk=32 wm=64 wn=64 stages=4", "minb=4"},
     {"splitk=0", "splitk"},
+    {"sk=1 splitk=2", "sk=1"},
+    {"sk=2", "sk"},
+    {"cc=1 stages=1", "cc=1"},
     {"stages=5", "stages"},
     {"ln=3", "ln"},
     {"tn=2 wn=32 red=4", "red=4"},
@@ -147,8 +156,10 @@ int main(void)
         char params[600];
         snprintf(params, sizeof params, "Parameters: %s", a->config);
         CHECK_MSG(strstr(a->text, params) != NULL, "%s: the header does not name every parameter", cfg);
-        int split = strstr(a->config, "splitk=1 ") == NULL;
-        CHECK_MSG(split == (a->pre_entry[0] != 0), "%s: a beta kernel exactly when splitk > 1", cfg);
+        int split = strstr(a->config, "splitk=1 ") == NULL, sk = strstr(a->config, "sk=1 ") != NULL;
+        CHECK_MSG((split || sk) == (a->pre_entry[0] != 0), "%s: a beta kernel exactly when splitk > 1 or sk=1", cfg);
+        CHECK_MSG(sk == (a->geo.grid[0].dim == 'P') && (!sk || a->pre_geo.grid[0].dim == 'P'),
+                  "%s: a persistent grid (P) exactly for stream-K, its beta kernel's too", cfg);
         kgi_nvrtc_result r;
         char *err = NULL;
         st = kgi_nvrtc_compile(a->text, a->entry, 90, &r, &err);
