@@ -37,7 +37,8 @@ typedef struct choice {
 
 /*
  * Defaults per architecture, from the large tile to the small. A shape uses
- * the largest whose tiles keep at least half the SMs busy (on the H200 the
+ * the largest whose tiles keep at least half the SMs busy -- the large one only
+ * where its last wave is 85% full or it runs 4 waves (on the H200 the
  * 128x256 tile won at 2048^3 with 128 blocks on 132 SMs, and 64x128 at
  * 1000^3 and 1024^3); below that, the smallest. All hold in every layout with vec=4 and fall back to vec=1
  * where the call's alignment forbids vectors; bounds=0 becomes bounds=1 for
@@ -46,7 +47,9 @@ typedef struct choice {
  * sm_90 (measured on an H200, bench/NOTES.md): the warp-tiled template's
  * winners of `kgen tune` -- 128x256 tiles with 64x64 warp tiles won every
  * large square (0.96-0.97 of cuBLAS FP32), 64x128 with a 3-stage cp.async
- * pipeline the 1000-8192 shapes with fewer tiles, 32x32 the tiny ones.
+ * pipeline the 1000-8192 shapes with fewer tiles (without vector loads:
+ * 32x64 warp tiles and compact single-float copies, cc=1, 0.96 at
+ * 3001x2999x1531), 32x32 the tiny ones.
  * The other rows use the seed-style template with tiles scaled to their
  * architecture's resources (measured on sm_90 only: at 2048^3 128x128x8/8x8
  * ran 32.6 TFLOP/s); a tuning database replaces all of them.
@@ -73,7 +76,9 @@ static const deflt defaults[] = {
     {89, {LARGE_8, MEDIUM, SMALL}, 0},
     /* with vec=1 the single-stage large tile spills; three stages do not */
     {90, {{"matmul_warp", WARP_LARGE " stages=1 vec=4", WARP_LARGE " stages=3 vec=1", 128, 256},
-          {"matmul_warp", "bm=64 bn=128 bk=16 wm=32 wn=32 tm=4 tn=4 stages=3 raster=8 splitk=1" WARP, NULL, 64, 128},
+          {"matmul_warp", "bm=64 bn=128 bk=16 wm=32 wn=32 tm=4 tn=4 stages=3 raster=8 splitk=1" WARP,
+           "bm=64 bn=128 bk=16 wm=32 wn=64 tm=4 tn=4 stages=3 raster=8 splitk=1 cc=1 ln=8 at=1 bt=0 pad=4 vec=1 red=1 minb=1 bounds=1",
+           64, 128},
           {"matmul_warp", "bm=32 bn=32 bk=16 wm=16 wn=32 tm=2 tn=4 stages=3 raster=1 splitk=1" WARP, NULL, 32, 32}},
      1},
 };
@@ -246,7 +251,12 @@ static const char *default_config(kg_context *ctx, int m, int n, int *tier_out, 
     for (int t = 0; t < 2; t++) {
         long long tiles = (long long)((m + row->tier[t].bm - 1) / row->tier[t].bm) *
                           ((n + row->tier[t].bn - 1) / row->tier[t].bn);
-        if (2 * tiles >= sms) {
+        /* the large tile runs one block per SM: it must also leave its last
+         * wave at least 85% full, or run 4 waves or more (3001x2999 makes
+         * 288 128x256 tiles, 2.18 waves: the medium tile ran 13% faster) */
+        long long waves = (tiles + sms - 1) / sms;
+        int balanced = t > 0 || waves >= 4 || 100 * tiles >= 85 * waves * sms;
+        if (2 * tiles >= sms && balanced) {
             tier = t;
             break;
         }
