@@ -88,6 +88,8 @@ T.params = {
     doc = "block order: groups of this many block rows for L2 reuse (1: row by row)" },
   { name = "splitk", type = "int", default = 1, min = 1, max = 256,
     doc = "slices of K (grid z), summed into C with atomicAdd after a beta pass" },
+  { name = "cl", type = "int", default = 0, values = { 0, 1 },
+    doc = "split-K: 1 makes a tile's slices one thread-block cluster (sm_90) that sums the partial tiles through distributed shared memory: no beta pass, no atomics" },
   { name = "cc", type = "int", default = 0, values = { 0, 1 },
     doc = "single-float cp.async copies: 1 share one source pointer per line and add constant offsets (fewer registers), 0 one pointer per copy" },
   { name = "sk", type = "int", default = 0, values = { 0, 1 },
@@ -122,6 +124,7 @@ T.space = {
   stages = { 1, 2, 3 },
   raster = { 1, 8 },
   splitk = { 1, 2, 4, 8, 64 },
+  cl = { 0, 1 },
   cc = { 0, 1 },
   sk = { 0, 1 },
   red = { 1, 4 },
@@ -168,6 +171,17 @@ function T.check(cfg, limits)
   if cfg.cc == 1 and not (copy.compact(cfg, d, d.A) or copy.compact(cfg, d, d.B)) then
     return fail("cc=1 changes nothing here: no operand is copied as single floats through cp.async in a pattern that shares pointers (stages=%d, vec=%d); use cc=0",
       cfg.stages, cfg.vec)
+  end
+  if cfg.cl == 1 then
+    if cfg.splitk < 2 or cfg.splitk > 8 then
+      return fail("cl=1 makes the splitk slices of a tile one cluster: it needs 2 <= splitk <= 8 (a portable cluster), got splitk=%d", cfg.splitk)
+    end
+    if limits.sm < 90 then
+      return fail("cl=1 uses thread-block clusters and distributed shared memory, which need sm_90 or newer (target %s)", limits.name)
+    end
+    if cfg.red ~= 1 or cfg.bn % 4 ~= 0 then
+      return fail("cl=1 sums the slices without atomics in 4-float vectors: it needs red=1 and bn %% 4 == 0 (red=%d, bn=%d)", cfg.red, cfg.bn)
+    end
   end
   if cfg.sk == 1 and cfg.splitk > 1 then
     return fail("sk=1 (stream-K) divides K itself; it does not combine with splitk=%d: use splitk=1", cfg.splitk)
@@ -413,6 +427,55 @@ local function emit_store(w, cfg, d, atomic, cv)
   w:close()
 end
 
+-- cl = 1: the splitk slices of a tile are one cluster. Each parks its
+-- partial tile in its own shared memory; after a cluster barrier each sums
+-- its share of the tile's rows over every slice's shared memory (mapa +
+-- ld.shared::cluster) and stores C = alpha * sum + beta * C; a second
+-- barrier keeps the shared memory alive until all have read it.
+local function emit_cluster_store(w, cfg, d)
+  local S, q4 = cfg.splitk, cfg.bn // 4
+  w:comment("Cluster split-K: park this slice's partial tile in shared memory (bm x bn, row-major).")
+  w:linec("__syncthreads();", "every warp is done with the pipeline's buffers")
+  w:line("#pragma unroll")
+  w:open("for (int i = 0; i < %d; ++i)", d.rows)
+  w:line("const int r = a_off + (i / %d) * %d + i %% %d;", cfg.tm, d.pass_m, cfg.tm)
+  w:line("#pragma unroll")
+  w:line("for (int j = 0; j < %d; ++j) smem[r * %d + b_off + (j / %d) * %d + j %% %d] = acc[i][j];",
+    d.cols, cfg.bn, cfg.tn, d.pass_n, cfg.tn)
+  w:close()
+  w:linec("kgen_cluster_sync();", "every slice's partial tile is in place")
+  w:line("const int rank = (int)kgen_cluster_rank();")
+  w:line("const int r_lo = rank * %d, r_hi = min(%d, r_lo + %d);", (cfg.bm + S - 1) // S, cfg.bm, (cfg.bm + S - 1) // S)
+  w:line("const bool c_vec = (ldc % 4 == 0) && (reinterpret_cast<unsigned long long>(C) % 16 == 0);")
+  w:open("for (int e = tid + r_lo * %d; e < r_hi * %d; e += %d)", q4, q4, d.threads)
+  w:line("const int lr = e / %d, lc = (e %% %d) * 4;", q4, q4)
+  w:line("const float* p = smem + lr * %d + lc;", cfg.bn)
+  w:line("float4 s = kgen_dsmem_ld4(p, 0);")
+  for q = 1, S - 1 do
+    w:line("{ const float4 t = kgen_dsmem_ld4(p, %d); s.x += t.x; s.y += t.y; s.z += t.z; s.w += t.w; }", q)
+  end
+  w:line("const int r = row0 + lr, c = col0 + lc;")
+  if cfg.bounds == 1 then w:line("if (r >= M) continue;") end
+  w:line("float* crow = C + (size_t)r * ldc;")
+  w:open("if (c_vec%s)", cfg.bounds == 1 and " && c + 4 <= N" or "")
+  w:line("float4 v = make_float4(alpha * s.x, alpha * s.y, alpha * s.z, alpha * s.w);")
+  w:open("if (beta != 0.0f)")
+  w:line("const float4 old = *reinterpret_cast<const float4*>(&crow[c]);")
+  w:line("v.x += beta * old.x; v.y += beta * old.y; v.z += beta * old.z; v.w += beta * old.w;")
+  w:close()
+  w:line("*reinterpret_cast<float4*>(&crow[c]) = v;")
+  w:reopen("else")
+  w:line("const float sv[4] = {s.x, s.y, s.z, s.w};")
+  w:line("#pragma unroll")
+  w:open("for (int u = 0; u < 4; ++u)")
+  if cfg.bounds == 1 then w:line("if (c + u >= N) break;") end
+  w:line("crow[c + u] = beta == 0.0f ? alpha * sv[u] : alpha * sv[u] + beta * crow[c + u];")
+  w:close()
+  w:close()
+  w:close()
+  w:linec("kgen_cluster_sync();", "no slice leaves while another still reads its shared memory")
+end
+
 -- Tile `id` (a linear index) of a grid of tiles_m x tiles_n tiles, as its
 -- first row and column: row by row, or with raster > 1 in groups of
 -- `raster` tile rows walked column by column, so that the blocks resident
@@ -534,10 +597,11 @@ local function emit_main_loop(w, cfg, d)
 end
 
 local function emit_kernel(w, cfg, d)
+  local cluster = d.cl and string.format("__cluster_dims__(1, 1, %d) ", cfg.splitk) or ""
   if cfg.minb > 1 then
-    w:line("extern \"C\" __global__ void __launch_bounds__(%d, %d)", d.threads, cfg.minb)
+    w:line("extern \"C\" __global__ void %s__launch_bounds__(%d, %d)", cluster, d.threads, cfg.minb)
   else
-    w:line("extern \"C\" __global__ void __launch_bounds__(%d)", d.threads)
+    w:line("extern \"C\" __global__ void %s__launch_bounds__(%d)", cluster, d.threads)
   end
   w:line("%s(int M, int N, int K, float alpha,", d.entry)
   w:line("    const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb,")
@@ -547,7 +611,7 @@ local function emit_kernel(w, cfg, d)
     w:linec("extern __shared__ __align__(16) float smem[];",
       string.format("%d buffers of As[%d][%d] + Bs[%d][%d]", d.nbuf, d.A.srows, d.A.stride, d.B.srows, d.B.stride))
   else
-    w:linec(string.format("__shared__ __align__(16) float smem[%d];", d.nbuf * d.stage_floats),
+    w:linec(string.format("__shared__ __align__(16) float smem[%d];", d.smem // 4),
       string.format("%d buffers of As[%d][%d] + Bs[%d][%d]", d.nbuf, d.A.srows, d.A.stride, d.B.srows, d.B.stride))
   end
   w:blank()
@@ -569,7 +633,12 @@ local function emit_kernel(w, cfg, d)
     w:line("    #pragma unroll")
     w:line("    for (int j = 0; j < %d; ++j) acc[i][j] = 0.0f;", d.cols)
     w:blank()
+    if d.cl then
+      w:comment("An empty slice (K shorter than the cluster) multiplies nothing but still takes part.")
+      w:open("if (ktiles > 0)")
+    end
     emit_main_loop(w, cfg, d)
+    if d.cl then w:close() end
     w:blank()
     store()
   end
@@ -627,13 +696,17 @@ local function emit_kernel(w, cfg, d)
     w:line("const int kt_per = (kt_all + %d) / %d;", cfg.splitk - 1, cfg.splitk)
     w:line("const int kt0 = blockIdx.z * kt_per;")
     w:line("const int ktiles = min(kt_all - kt0, kt_per);")
-    w:linec("if (ktiles <= 0) return;", "an empty slice adds nothing")
+    if not d.cl then w:linec("if (ktiles <= 0) return;", "an empty slice adds nothing") end
   else
     w:line("const int kt0 = 0;")
     w:line("const int ktiles = (K + %d) / %d;", cfg.bk - 1, cfg.bk)
   end
   w:blank()
-  tile_work(function() emit_store(w, cfg, d, cfg.splitk > 1, d.cv) end)
+  if d.cl then
+    tile_work(function() emit_cluster_store(w, cfg, d) end)
+  else
+    tile_work(function() emit_store(w, cfg, d, cfg.splitk > 1, d.cv) end)
+  end
   w:close()
 end
 
@@ -708,8 +781,28 @@ function T.render(cfg, meta)
     w:blank()
   end
   if d.sk then emit_sk_helper(w) end
+  if d.cl then
+    w:comment("Thread-block clusters (sm_90): this block's rank, a cluster-wide barrier, and a")
+    w:comment("16-byte read of another block's shared memory at the address p has in ours.")
+    w:open("__device__ __forceinline__ unsigned kgen_cluster_rank()")
+    w:line("unsigned r;")
+    w:line("asm volatile(\"mov.u32 %0, %%cluster_ctarank;\\n\" : \"=r\"(r));")
+    w:line("return r;")
+    w:close()
+    w:open("__device__ __forceinline__ void kgen_cluster_sync()")
+    w:line("asm volatile(\"barrier.cluster.arrive.release.aligned;\\nbarrier.cluster.wait.acquire.aligned;\\n\" ::: \"memory\");")
+    w:close()
+    w:open("__device__ __forceinline__ float4 kgen_dsmem_ld4(const float* p, int rank)")
+    w:line("unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p)), r;")
+    w:line("asm volatile(\"mapa.shared::cluster.u32 %0, %1, %2;\\n\" : \"=r\"(r) : \"r\"(a), \"r\"(rank));")
+    w:line("float4 v;")
+    w:line("asm volatile(\"ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\\n\" : \"=f\"(v.x), \"=f\"(v.y), \"=f\"(v.z), \"=f\"(v.w) : \"r\"(r) : \"memory\");")
+    w:line("return v;")
+    w:close()
+    w:blank()
+  end
   emit_kernel(w, cfg, d)
-  if cfg.splitk > 1 then emit_beta_kernel(w, d) end
+  if cfg.splitk > 1 and not d.cl then emit_beta_kernel(w, d) end
   if d.sk then emit_sk_beta_kernel(w, cfg, d) end
   local grid = { { dim = "N", div = cfg.bn, mul = 1 }, { dim = "M", div = cfg.bm, mul = 1 },
                  { dim = "1", div = 1, mul = cfg.splitk } }
@@ -732,7 +825,7 @@ function T.render(cfg, meta)
     },
     layout = cfg.layout,
   }
-  if cfg.splitk > 1 then
+  if cfg.splitk > 1 and not d.cl then
     result.pre = {
       entry = d.entry .. "_beta",
       block = { 128, 1, 1 },

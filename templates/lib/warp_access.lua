@@ -88,10 +88,11 @@ function M.list(cfg, d, shape)
   fragments(list, cfg, d, d.A, cfg.tm, d.sub_m, d.pass_m, 1)
   fragments(list, cfg, d, d.B, cfg.tn, d.sub_n, d.pass_n, 2)
   local per_row = d.cols // d.cv
-  local kinds = cfg.splitk > 1 and { "store" } or { "load", "store" }
+  local atomic = cfg.splitk > 1 and cfg.cl ~= 1
+  local kinds = atomic and { "store" } or { "load", "store" }
   for _, kind in ipairs(kinds) do
     list[#list + 1] = {
-      name = cfg.splitk > 1 and "atomicAdd to C" or (kind == "load" and "load C (beta != 0)" or "store C"),
+      name = atomic and "atomicAdd to C" or (kind == "load" and "load C (beta != 0)" or "store C"),
       space = "global", op = kind, array = "C", width = 4 * d.cv, iters = d.rows * per_row,
       addr = function(tid, it)
         local a_off, b_off = offsets(cfg, d, tid)

@@ -53,7 +53,9 @@ end
 function M.compact(cfg, d, op)
   if op.compact ~= nil then return op.compact or nil end
   op.compact = false
-  if cfg.cc ~= 1 or not d.async or op.cvec ~= 1 or op.per_thread < 2 then return nil end
+  if cfg.cc ~= 1 or op.cvec ~= 1 or op.per_thread < 2 then return nil end
+  -- the register path (stages = 1) only for direct copies along a contiguous M or N
+  if not d.async and not (op.direct and op.gcont) then return nil end
   local offs = {}
   for tid = 0, d.threads - 1 do
     local l0, c0 = plan.copy_coords(d, op, tid, 0)
@@ -241,8 +243,36 @@ function M.emit_async(w, cfg, d, op, buf, kcheck)
   end
 end
 
+-- Register path, compact copies (direct, along a contiguous M or N): one
+-- pointer walks down the lines; a copy past M or N (or K) loads nothing.
+local function emit_fetch_compact(w, cfg, d, op, kcheck, offs)
+  w:open("")
+  w:line("const float* p = %s_src + (size_t)k0 * %s;", op.p, op.ld)
+  local at = 0
+  for i = 0, op.per_thread - 1 do
+    local e = offs[i + 1]
+    if e.dl ~= at then
+      local step = e.dl - at
+      w:line(step == 1 and "p += %s;" or "p += (size_t)%d * %s;", step == 1 and op.ld or step, op.ld)
+      at = e.dl
+    end
+    local conds = {}
+    if cfg.bounds == 1 then conds[#conds + 1] = string.format("%d < %s_in", e.dc, op.p) end
+    if kcheck then conds[#conds + 1] = string.format("k0 + %s_l%d < K", op.p, i) end
+    local src = e.dc == 0 and "*p" or string.format("p[%d]", e.dc)
+    local reg = string.format("%s_reg%d", op.p, i)
+    local guarded = open_guard(w, d, op, i)
+    if #conds == 0 then w:line("%s = %s;", reg, src)
+    else w:line("%s = (%s) ? %s : 0.0f;", reg, table.concat(conds, " && "), src) end
+    if guarded then w:close() end
+  end
+  w:close()
+end
+
 -- Register path: loads copy i of the tile at k0 into registers <p>_reg<i>.
 function M.emit_fetch(w, cfg, d, op, kcheck)
+  local offs = M.compact(cfg, d, op)
+  if offs then return emit_fetch_compact(w, cfg, d, op, kcheck, offs) end
   for i = 0, op.per_thread - 1 do
     local reg = string.format("%s_reg%d", op.p, i)
     local nv = valid_expr(cfg, op, i, kcheck)
@@ -269,9 +299,10 @@ end
 
 -- Register path: stores the registers into buffer `buf`.
 function M.emit_stash(w, d, op, buf)
+  local offs = op.compact or nil -- set by M.compact during the setup
   for i = 0, op.per_thread - 1 do
     local reg = string.format("%s_reg%d", op.p, i)
-    local dst = string.format("%s_dst%d", op.p, i)
+    local dst = offs and emit.add(op.p .. "_dst0", offs[i + 1].ds) or string.format("%s_dst%d", op.p, i)
     local guarded = open_guard(w, d, op, i)
     if op.svec > 1 then
       w:line("*reinterpret_cast<%s*>(%s + %s) = %s;", VEC_TYPE[op.cvec], buf, dst, reg)

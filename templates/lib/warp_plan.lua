@@ -102,13 +102,16 @@ function M.derive(cfg)
   d.red4 = (cfg.splitk > 1 or d.sk) and cfg.red == 4
   d.cv = (cfg.splitk == 1 or d.red4) and M.vwidth(cfg.tn) or 1
   d.smem = 4 * d.nbuf * d.stage_floats
+  -- cluster split-K parks a bm x bn partial tile in the same shared memory
+  d.cl = cfg.cl == 1
+  if d.cl then d.smem = math.max(d.smem, 4 * cfg.bm * cfg.bn) end
   d.dynamic = d.smem > M.STATIC_SMEM_LIMIT
   d.loads_a, d.loads_b = cfg.bm * cfg.bk, cfg.bk * cfg.bn
   d.flops = 2 * cfg.bm * cfg.bn * cfg.bk
   d.cgma = d.flops / (d.loads_a + d.loads_b)
   d.entry = string.format("kgen_mmw_%s_%dx%dx%d_w%dx%d_t%dx%d_l%d_a%db%d_p%d_v%d_s%d_r%d_k%d%s%s_o%d_b%d",
     cfg.layout, cfg.bm, cfg.bn, cfg.bk, cfg.wm, cfg.wn, cfg.tm, cfg.tn, cfg.ln, cfg.at, cfg.bt,
-    cfg.pad, cfg.vec, cfg.stages, cfg.raster, cfg.splitk, (cfg.cc == 1 and "c" or "") .. (d.sk and "sk" or ""),
+    cfg.pad, cfg.vec, cfg.stages, cfg.raster, cfg.splitk, (cfg.cc == 1 and "c" or "") .. (d.sk and "sk" or "") .. (d.cl and "cl" or ""),
     d.red4 and "v4" or "",
     cfg.minb, cfg.bounds)
   return d

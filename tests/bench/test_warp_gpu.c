@@ -6,7 +6,8 @@
  * parameter: warp and lane layouts, both shared-memory layouts of A and B,
  * 1-, 2- and 4-float copies, register prefetch and 2-4 cp.async stages,
  * rasterization, split-K with its beta kernel and scalar or vector
- * atomic additions, compact single-float copies (cc=1), the register cap, bound
+ * atomic additions or a cluster's sum through distributed shared memory
+ * (cl=1), compact single-float copies (cc=1), the register cap, bound
  * checks on and off) runs in two layouts on every shape of the suite --
  * 1x1x1, M=1, N=1, K=1, primes, tile sizes plus and minus one, K longer
  * than a split-K slice count, and aligned shapes for the vector copies --
@@ -54,6 +55,14 @@ static const char *const configs[] = {
     "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=1 cc=1 raster=8",
     "bm=128 bn=128 bk=16 wm=64 wn=32 stages=2 vec=4 cc=1 splitk=3 red=4",
     "at=0 bt=1 stages=4 vec=1 cc=1",
+    "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=1 cc=1 raster=8 splitk=3 cl=1",
+    "bm=64 bn=64 bk=16 wm=32 wn=32 stages=1 splitk=2 cl=1",
+    "bm=128 bn=128 bk=16 wm=32 wn=64 stages=3 vec=1 raster=8",
+    /* the register path's compact copies need B along N: even indices run nn and tn */
+    "bm=64 bn=128 bk=8 wm=32 wn=64 stages=1 vec=1 cc=1 sk=1",
+    "bm=64 bn=64 bk=16 wm=32 wn=32 stages=2 vec=1 raster=8",
+    "bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 vec=1 cc=1 raster=8",
+    "bm=128 bn=128 bk=8 wm=64 wn=32 stages=2 vec=2 splitk=8 cl=1",
     "bm=32 bn=64 bk=8 wm=32 wn=32 stages=1 raster=4 sk=1",
 };
 #define NCONFIGS (int)(sizeof configs / sizeof *configs)

@@ -46,6 +46,9 @@ static const struct {
     {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=3 raster=8 vec=1 cc=1", 200, 0},
     {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 raster=8 vec=1 cc=1 layout=nt", 0, 0},
     {"at=0 bt=1 stages=4 vec=1 cc=1", 0, 1},
+    {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 raster=8 vec=1 cc=1 splitk=3 cl=1", 0, 0},
+    {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8 vec=1 cc=1", 255, 0},
+    {"bm=128 bn=128 bk=8 wm=64 wn=32 stages=2 vec=2 splitk=8 cl=1 layout=tt", 0, 0},
 };
 
 /* configuration, a word the rejection must contain */
@@ -65,6 +68,9 @@ static const struct {
     {"sk=1 splitk=2", "sk=1"},
     {"sk=2", "sk"},
     {"cc=1 stages=1", "cc=1"},
+    {"cl=1", "splitk"},
+    {"cl=1 splitk=9", "splitk"},
+    {"cl=1 splitk=2 red=4", "red=1"},
     {"stages=5", "stages"},
     {"ln=3", "ln"},
     {"tn=2 wn=32 red=4", "red=4"},
@@ -157,7 +163,11 @@ int main(void)
         snprintf(params, sizeof params, "Parameters: %s", a->config);
         CHECK_MSG(strstr(a->text, params) != NULL, "%s: the header does not name every parameter", cfg);
         int split = strstr(a->config, "splitk=1 ") == NULL, sk = strstr(a->config, "sk=1 ") != NULL;
-        CHECK_MSG((split || sk) == (a->pre_entry[0] != 0), "%s: a beta kernel exactly when splitk > 1 or sk=1", cfg);
+        int cl = strstr(a->config, "cl=1 ") != NULL;
+        CHECK_MSG(((split && !cl) || sk) == (a->pre_entry[0] != 0),
+                  "%s: a beta kernel exactly when splitk > 1 without a cluster, or sk=1", cfg);
+        CHECK_MSG(cl == (strstr(a->text, "__cluster_dims__(1, 1,") != NULL), "%s: cluster dimensions exactly when cl=1",
+                  cfg);
         CHECK_MSG(sk == (a->geo.grid[0].dim == 'P') && (!sk || a->pre_geo.grid[0].dim == 'P'),
                   "%s: a persistent grid (P) exactly for stream-K, its beta kernel's too", cfg);
         kgi_nvrtc_result r;
