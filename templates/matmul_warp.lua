@@ -42,7 +42,12 @@
 -- split-K (splitk > 1) divides the K tiles among gridDim.z slices that add
 -- alpha * partial into C atomically (one float at a time, or with red = 4 four
 -- at once: sm_90's red.global.add.v4.f32), after a first kernel has
--- multiplied C by beta. raster > 1 walks the blocks in groups of `raster`
+-- multiplied C by beta; with cl = 1 (sm_90) a tile's slices are instead one
+-- thread-block cluster that sums the partial tiles through distributed
+-- shared memory and stores C itself. Stream-K (sk = 1) runs a persistent
+-- grid: whole waves of tiles one per block, the remaining tiles cut along K
+-- over all blocks and added atomically. cc = 1 makes single-float copies
+-- share one source pointer per line (lib/warp_copy.lua). raster > 1 walks the blocks in groups of `raster`
 -- block rows, so that the blocks running together share tiles of A and B in
 -- L2. minb > 1 caps the registers (__launch_bounds__' second argument) so
 -- that minb blocks fit an SM.
