@@ -174,6 +174,16 @@ local function open_guard(w, d, op, i)
   return false
 end
 
+-- Compact copies along a contiguous M or N: the walking pointer `p`, now at
+-- line `at`, moves to line `dl`; returns dl.
+local function walk_to(w, op, at, dl)
+  if dl ~= at then
+    local step = dl - at
+    w:line(step == 1 and "p += %s;" or "p += (size_t)%d * %s;", step == 1 and op.ld or step, op.ld)
+  end
+  return dl
+end
+
 -- Compact copies (M.compact) of the tile at k0 into `buf`.
 local function emit_async_compact(w, cfg, d, op, buf, kcheck, offs)
   -- gcont: the source walks down the lines: `p` is at line dl_at
@@ -183,11 +193,7 @@ local function emit_async_compact(w, cfg, d, op, buf, kcheck, offs)
     local dst = string.format("%s + %s", buf, emit.add(op.p .. "_dst0", e.ds))
     local src, conds = nil, {}
     if op.gcont then
-      if e.dl ~= dl_at then
-        local step = e.dl - dl_at
-        w:line(step == 1 and "p += %s;" or "p += (size_t)%d * %s;", step == 1 and op.ld or step, op.ld)
-        dl_at = e.dl
-      end
+      dl_at = walk_to(w, op, dl_at, e.dl)
       src = e.dc == 0 and "p" or string.format("p + %d", e.dc)
       if checked_col then conds[#conds + 1] = string.format("%d < %s_in", e.dc, op.p) end
       if kcheck then conds[#conds + 1] = string.format("k0 + %s_l%d < K", op.p, i) end
@@ -251,11 +257,7 @@ local function emit_fetch_compact(w, cfg, d, op, kcheck, offs)
   local at = 0
   for i = 0, op.per_thread - 1 do
     local e = offs[i + 1]
-    if e.dl ~= at then
-      local step = e.dl - at
-      w:line(step == 1 and "p += %s;" or "p += (size_t)%d * %s;", step == 1 and op.ld or step, op.ld)
-      at = e.dl
-    end
+    at = walk_to(w, op, at, e.dl)
     local conds = {}
     if cfg.bounds == 1 then conds[#conds + 1] = string.format("%d < %s_in", e.dc, op.p) end
     if kcheck then conds[#conds + 1] = string.format("k0 + %s_l%d < K", op.p, i) end
