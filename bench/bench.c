@@ -245,7 +245,7 @@ int main(int argc, char **argv)
     for (int s = 0; s < ns; s++) {
         const kgb_shape *sh = &shapes[s];
         kgb_problem p;
-        if (kgb_problem_init(&p, o.layout, sh->m, sh->n, sh->k, 7919u * (unsigned)(s + 1))) {
+        if (kgb_problem_init(&p, o.layout, sh->m, sh->n, sh->k, 1, 7919u * (unsigned)(s + 1))) {
             rc = 1;
             break;
         }

@@ -102,17 +102,22 @@ static int upload_random(float **dst, size_t count, unsigned long long seed)
     return rc;
 }
 
-int kgb_problem_init(kgb_problem *p, const char *layout, int m, int n, int k, unsigned long long seed)
+int kgb_problem_init(kgb_problem *p, const char *layout, int m, int n, int k, int ld_mult,
+                     unsigned long long seed)
 {
+    if (ld_mult < 1)
+        ld_mult = 1;
     memset(p, 0, sizeof *p);
     snprintf(p->layout, sizeof p->layout, "%s", layout);
     p->m = m, p->n = n, p->k = k;
     int at = layout[0] == 't', bt = layout[1] == 't';
     p->lda = at ? m : k; /* A stored M x K, or K x M when transposed */
     p->ldb = bt ? k : n; /* B stored K x N, or N x K */
+    p->lda = (p->lda + ld_mult - 1) / ld_mult * ld_mult;
+    p->ldb = (p->ldb + ld_mult - 1) / ld_mult * ld_mult;
     p->ldc = n;
-    p->a_count = (size_t)m * k;
-    p->b_count = (size_t)k * n;
+    p->a_count = (size_t)(at ? k : m) * p->lda;
+    p->b_count = (size_t)(bt ? n : k) * p->ldb;
     p->c_count = (size_t)m * n;
     if (upload_random(&p->a, p->a_count, seed) || upload_random(&p->b, p->b_count, seed + 1) ||
         upload_random(&p->c_init, p->c_count, seed + 2) ||

@@ -25,7 +25,8 @@ typedef struct kgb_shape {
  * (> 0) and a malloc'd array in *out, or -1 after printing what was wrong. */
 int kgb_read_shapes(const char *path, kgb_shape **out);
 
-/* Device operands of one GEMM, row-major, packed (ld = the row length). */
+/* Device operands of one GEMM, row-major; lda and ldb are the row length
+ * rounded up to a multiple of ld_mult (1: packed), ldc = N. */
 typedef struct kgb_problem {
     char layout[3];
     int m, n, k;
@@ -37,7 +38,8 @@ typedef struct kgb_problem {
 } kgb_problem;
 
 /* Allocates and fills a problem; prints and returns -1 on failure. */
-int kgb_problem_init(kgb_problem *p, const char *layout, int m, int n, int k, unsigned long long seed);
+int kgb_problem_init(kgb_problem *p, const char *layout, int m, int n, int k, int ld_mult,
+                     unsigned long long seed);
 void kgb_problem_free(kgb_problem *p);
 
 /* Fills `count` floats of C with NaN (poison before a run with beta == 0)

@@ -4,7 +4,8 @@
  * beside) the tuner.
  *
  *   kgen-harness --configs FILE [--shapes FILE] [--csv FILE] [--alpha A]
- *                [--beta B] [--samples N] [--min-ms T] [--compile-only DIR]
+ *                [--beta B] [--samples N] [--min-ms T] [--ld-multiple L]
+ *                [--compile-only DIR]
  *
  * FILE of configurations: one per line, "TEMPLATE k=v k=v ..." ('#'
  * comments). Every configuration is rendered with libkgen and compiled with
@@ -216,7 +217,8 @@ static int device_info(void)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: kgen-harness --configs FILE [--shapes FILE] [--csv FILE] [--alpha A] [--beta B]\n"
-               "                    [--samples N] [--min-ms T] [--compile-only DIR]\n"
+               "                    [--samples N] [--min-ms T] [--ld-multiple L] [--compile-only DIR]\n"
+               "       (--ld-multiple: lda and ldb rounded up to a multiple of L, as packed operands)\n"
                "       kgen-harness --info    (the device, its SM clock and copy bandwidth)\n");
 }
 
@@ -224,7 +226,7 @@ int main(int argc, char **argv)
 {
     const char *cfg_path = NULL, *shapes_path = "bench/shapes.txt", *csv_path = NULL, *outdir = NULL;
     float alpha = 1.0f, beta = 0.0f;
-    int samples = 15;
+    int samples = 15, ld_mult = 1;
     double min_ms = 2.0;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
@@ -248,13 +250,14 @@ int main(int argc, char **argv)
         else if (strcmp(o, "--beta") == 0) beta = strtof(v, NULL);
         else if (strcmp(o, "--samples") == 0) samples = atoi(v);
         else if (strcmp(o, "--min-ms") == 0) min_ms = atof(v);
+        else if (strcmp(o, "--ld-multiple") == 0) ld_mult = atoi(v);
         else {
             fprintf(stderr, "kgen-harness: unknown option '%s'\n", o);
             usage(stderr);
             return 2;
         }
     }
-    if (!cfg_path || samples < 1 || samples > 1000 || !(min_ms >= 0.0)) {
+    if (!cfg_path || samples < 1 || samples > 1000 || !(min_ms >= 0.0) || ld_mult < 1 || ld_mult > 64) {
         usage(stderr);
         return 2;
     }
@@ -370,7 +373,7 @@ int main(int argc, char **argv)
             if (!any)
                 continue;
             kgb_problem p;
-            if (kgb_problem_init(&p, layouts[l], sh->m, sh->n, sh->k, 1000u + 17u * (unsigned)s)) {
+            if (kgb_problem_init(&p, layouts[l], sh->m, sh->n, sh->k, ld_mult, 1000u + 17u * (unsigned)s)) {
                 rc = 1;
                 goto done;
             }
