@@ -39,6 +39,12 @@
 -- cp.async moves single floats, grouped so that each warp instruction reads
 -- whole 32-byte sectors (lib/warp_plan.lua).
 --
+-- wk > 1 puts wk groups of such warps in a block, all on the same tile of C:
+-- group g multiplies values [g bk/wk, (g+1) bk/wk) of every tile of K, and
+-- at the end groups 1 .. wk-1 park their partial tiles in shared memory for
+-- group 0 to add (split-K inside the block: more warps per SM for outputs
+-- too small to fill the GPU, with no atomics and no second kernel).
+--
 -- split-K (splitk > 1) divides the K tiles among gridDim.z slices that add
 -- alpha * partial into C atomically (one float at a time, or with red = 4 four
 -- at once: sm_90's red.global.add.v4.f32), after a first kernel has
@@ -73,6 +79,8 @@ T.params = {
     doc = "warp tile: rows of C computed by one warp (warps = bm/wm * bn/wn)" },
   { name = "wn", type = "int", default = 64, min = 1, max = 512,
     doc = "warp tile: columns of C computed by one warp" },
+  { name = "wk", type = "int", default = 1, values = { 1, 2, 3, 4 },
+    doc = "warp groups along K: wk groups of bm/wm x bn/wn warps share every tile of K (bk/wk values each) and sum their partial tiles through shared memory at the end (1: one group)" },
   { name = "tm", type = "int", default = 4, min = 1, max = 16,
     doc = "thread sub-tile: consecutive rows of one lane's patch" },
   { name = "tn", type = "int", default = 4, min = 1, max = 16,
@@ -89,6 +97,8 @@ T.params = {
     doc = "floats per global copy (2, 4: 8- and 16-byte copies; need aligned pointers and ld)" },
   { name = "stages", type = "int", default = 2, values = { 1, 2, 3, 4 },
     doc = "1: register prefetch into 2 buffers; 2-4: ring of cp.async buffers" },
+  { name = "mid", type = "int", default = 0, values = { 0, 1 },
+    doc = "1: the next tile's copies (cp.async: issued; register prefetch: stored to shared memory) halfway through the multiplication of the current one; 0: before it (cp.async) or after it (registers)" },
   { name = "raster", type = "int", default = 1, min = 1, max = 64,
     doc = "block order: groups of this many block rows for L2 reuse (1: row by row)" },
   { name = "splitk", type = "int", default = 1, min = 1, max = 256,
@@ -111,15 +121,16 @@ T.params = {
 
 -- The values the tuner explores; check() prunes what breaks a rule or does
 -- not fit the device. Left at their defaults: at = 1, pad = 4, tm = tn = 4,
--- ln = 8 (on an H200 at = 0 and pad = 0 lost every measured comparison and
--- the other patch and lane shapes tied or lost: bench/NOTES.md); --space
--- puts them back.
+-- ln = 8, wk = 1, mid = 0 (on an H200 at = 0, pad = 0, warp groups along K
+-- and mid-loop copies lost every measured comparison, and the other patch
+-- and lane shapes tied or lost: bench/NOTES.md); --space puts them back.
 T.space = {
   bm = { 64, 128, 256 },
   bn = { 64, 128, 256 },
   bk = { 8, 16 },
   wm = { 32, 64 },
   wn = { 32, 64 },
+  wk = { 1 },
   tm = { 4 },
   tn = { 4 },
   ln = { 8 },
@@ -127,6 +138,7 @@ T.space = {
   pad = { 4 },
   vec = { 1, 4 },
   stages = { 1, 2, 3 },
+  mid = { 0 },
   raster = { 1, 8 },
   splitk = { 1, 2, 4, 8, 64 },
   cl = { 0, 1 },
@@ -158,10 +170,17 @@ function T.check(cfg, limits)
     return fail("wm=%d wn=%d give %d outputs per thread; at most %d fit the registers",
       cfg.wm, cfg.wn, outputs, MAX_OUTPUTS)
   end
+  if cfg.bk % cfg.wk ~= 0 then
+    return fail("wk=%d groups of warps share each tile of K: bk=%d must be a multiple of wk", cfg.wk, cfg.bk)
+  end
+  if cfg.wk > 1 and (cfg.cl == 1 or cfg.sk == 1) then
+    return fail("wk=%d sums its groups' partial tiles in shared memory; it does not combine with %s: use wk=1",
+      cfg.wk, cfg.cl == 1 and "cl=1" or "sk=1")
+  end
   local d = derive(cfg)
   if d.threads > limits.max_threads_per_block then
-    return fail("bm=%d bn=%d wm=%d wn=%d give %d warps = %d threads per block; the limit is %d",
-      cfg.bm, cfg.bn, cfg.wm, cfg.wn, d.threads // 32, d.threads, limits.max_threads_per_block)
+    return fail("bm=%d bn=%d wm=%d wn=%d wk=%d give %d warps = %d threads per block; the limit is %d",
+      cfg.bm, cfg.bn, cfg.wm, cfg.wn, cfg.wk, d.threads // 32, d.threads, limits.max_threads_per_block)
   end
   for _, op in ipairs({ d.A, d.B }) do
     if op.cont_ext % cfg.vec ~= 0 then
@@ -188,6 +207,10 @@ function T.check(cfg, limits)
       return fail("cl=1 sums the slices without atomics in 4-float vectors: it needs red=1 and bn %% 4 == 0 (red=%d, bn=%d)", cfg.red, cfg.bn)
     end
   end
+  if cfg.mid == 1 and d.kslice // d.kg < 2 then
+    return fail("mid=1 moves the next tile's copies into the middle of the multiplication: it needs at least two fragment steps per tile of K (%d values of k in %d-value steps)",
+      d.kslice, d.kg)
+  end
   if cfg.sk == 1 and cfg.splitk > 1 then
     return fail("sk=1 (stream-K) divides K itself; it does not combine with splitk=%d: use splitk=1", cfg.splitk)
   end
@@ -208,8 +231,8 @@ function T.check(cfg, limits)
       cfg.minb, d.threads, d.smem, limits.max_threads_per_sm, limits.smem_per_sm, limits.name)
   end
   if d.smem > limits.smem_per_block_optin then
-    return fail("bm=%d bn=%d bk=%d pad=%d stages=%d need %d bytes of shared memory per block; the limit is %d (%s)",
-      cfg.bm, cfg.bn, cfg.bk, cfg.pad, cfg.stages, d.smem, limits.smem_per_block_optin, limits.name)
+    return fail("bm=%d bn=%d bk=%d pad=%d stages=%d wk=%d need %d bytes of shared memory per block; the limit is %d (%s)",
+      cfg.bm, cfg.bn, cfg.bk, cfg.pad, cfg.stages, cfg.wk, d.smem, limits.smem_per_block_optin, limits.name)
   end
   return true
 end
@@ -247,8 +270,17 @@ local function emit_header(w, cfg, d, meta)
   w:comment("")
   w:comment("Parameters: " .. params.canonical(T.params, cfg))
   w:comment("Derived:")
-  w:comment(string.format("  warps per block     %d x %d = %d threads; warp tile %d x %d",
-    d.warps_m, d.warps_n, d.threads, cfg.wm, cfg.wn))
+  if cfg.wk > 1 then
+    w:comment(string.format("  warps per block     %d groups along K of %d x %d = %d threads; warp tile %d x %d",
+      cfg.wk, d.warps_m, d.warps_n, d.threads, cfg.wm, cfg.wn))
+    w:comment(string.format("  groups along K      each multiplies %d of every tile's %d values of k; groups 1..%d",
+      d.kslice, cfg.bk, cfg.wk - 1))
+    w:comment(string.format("                      park their partial tiles in shared memory (%d bytes), group 0 sums",
+      4 * d.park_floats))
+  else
+    w:comment(string.format("  warps per block     %d x %d = %d threads; warp tile %d x %d",
+      d.warps_m, d.warps_n, d.threads, cfg.wm, cfg.wn))
+  end
   w:comment(string.format("  lanes               %d x %d, each a %d x %d patch; %d x %d sub-tiles per warp",
     d.lm, cfg.ln, cfg.tm, cfg.tn, d.sub_m, d.sub_n))
   w:comment(string.format("  outputs per thread  %d x %d = %d accumulators", d.rows, d.cols, d.rows * d.cols))
@@ -261,7 +293,8 @@ local function emit_header(w, cfg, d, meta)
     d.smem, d.dynamic and "dynamic" or "static", d.nbuf, d.stage_floats))
   w:comment(string.format("  pipeline            %s", d.async
     and string.format("cp.async ring of %d stages (copy of tile t+%d overlaps tile t)", cfg.stages, cfg.stages - 1)
-    or "register prefetch: tile t+1 loaded before tile t is multiplied, 2 buffers"))
+    or string.format("register prefetch: tile t+1 loaded before tile t is multiplied, 2 buffers; stored %s",
+      cfg.mid == 1 and "halfway through the multiplication" or "after it")))
   w:comment(string.format("  fragment reads      %d value(s) of k per read; A %s, B %s", d.kg,
     d.A.scont and string.format("%d floats along m", d.A.fvec) or string.format("%d floats along k", d.kg),
     d.B.scont and string.format("%d floats along n", d.B.fvec) or string.format("%d floats along k", d.kg)))
@@ -356,25 +389,42 @@ local function emit_fragment(w, cfg, d, op, buf, sub, t, pass)
   end
 end
 
-local function emit_compute(w, cfg, d, as, bs)
+-- `mid`, when given, is emitted halfway through the tile's values of k
+-- (the register path's stores of the next tile with mid = 1).
+local function emit_compute(w, cfg, d, as, bs, mid)
   w:comment("Multiply the tiles out of shared memory: outer products of fragments.")
-  w:linec(string.format("const float* af = %s + %s;", as, d.A.scont and "a_off" or mul("a_off", d.A.stride)),
-    "this lane's rows of the A tile")
-  w:linec(string.format("const float* bf = %s + %s;", bs, d.B.scont and "b_off" or mul("b_off", d.B.stride)),
+  local function first(op, off)
+    local o = op.scont and off or mul(off, op.stride)
+    if cfg.wk == 1 then return o end
+    return emit.add(o, mul("kq", op.scont and op.stride or 1)) -- this group's first k
+  end
+  w:linec(string.format("const float* af = %s + %s;", as, first(d.A, "a_off")),
+    cfg.wk > 1 and "this lane's rows of the A tile, at its group's k" or "this lane's rows of the A tile")
+  w:linec(string.format("const float* bf = %s + %s;", bs, first(d.B, "b_off")),
     "its columns of the B tile")
-  w:line("#pragma unroll")
-  if d.kg == 1 then w:open("for (int kk = 0; kk < %d; ++kk)", cfg.bk)
-  else w:open("for (int kk = 0; kk < %d; kk += %d)", cfg.bk, d.kg) end
-  w:line("float a[%d][%d], b[%d][%d];", d.kg, d.rows, d.kg, d.cols)
-  emit_fragment(w, cfg, d, d.A, "af", d.sub_m, cfg.tm, d.pass_m)
-  emit_fragment(w, cfg, d, d.B, "bf", d.sub_n, cfg.tn, d.pass_n)
-  local q = open_loop(w, "q", d.kg, 1)
-  w:line("#pragma unroll")
-  w:line("for (int i = 0; i < %d; ++i)", d.rows)
-  w:line("    #pragma unroll")
-  w:line("    for (int j = 0; j < %d; ++j) acc[i][j] = fmaf(a[%s][i], b[%s][j], acc[i][j]);", d.cols, q, q)
-  close_loop(w, q)
-  w:close()
+  local function span(lo, hi)
+    w:line("#pragma unroll")
+    if d.kg == 1 then w:open("for (int kk = %d; kk < %d; ++kk)", lo, hi)
+    else w:open("for (int kk = %d; kk < %d; kk += %d)", lo, hi, d.kg) end
+    w:line("float a[%d][%d], b[%d][%d];", d.kg, d.rows, d.kg, d.cols)
+    emit_fragment(w, cfg, d, d.A, "af", d.sub_m, cfg.tm, d.pass_m)
+    emit_fragment(w, cfg, d, d.B, "bf", d.sub_n, cfg.tn, d.pass_n)
+    local q = open_loop(w, "q", d.kg, 1)
+    w:line("#pragma unroll")
+    w:line("for (int i = 0; i < %d; ++i)", d.rows)
+    w:line("    #pragma unroll")
+    w:line("    for (int j = 0; j < %d; ++j) acc[i][j] = fmaf(a[%s][i], b[%s][j], acc[i][j]);", d.cols, q, q)
+    close_loop(w, q)
+    w:close()
+  end
+  if mid then
+    local half = (d.kslice // d.kg) // 2 * d.kg
+    span(0, half)
+    mid()
+    span(half, d.kslice)
+  else
+    span(0, d.kslice)
+  end
 end
 
 -- Epilogue: C = alpha * acc + beta * C (C not read when beta == 0), or
@@ -430,6 +480,57 @@ local function emit_store(w, cfg, d, atomic, cv)
   end
   w:close()
   w:close()
+end
+
+-- wk > 1: groups 1 .. wk-1 park their partial tiles in shared memory, each
+-- thread's accumulators as vectors of pv floats, thread-major (consecutive
+-- threads, consecutive vectors: no bank conflicts); group 0 adds them to
+-- its own, in group order (deterministic), and then stores the tile: the
+-- `if (kgrp == 0)` block is left open for the store.
+local function emit_group_sum(w, cfg, d)
+  local pv, tt = d.pv, d.tile_threads
+  local vt = VEC_TYPE[pv]
+  local per = d.rows * d.cols // pv -- vectors per thread
+  w:comment(string.format("Sum the %d groups' partial tiles: groups 1..%d park theirs in shared memory,", cfg.wk, cfg.wk - 1))
+  w:comment("group 0 adds them in group order.")
+  w:linec("__syncthreads();", "every warp is done with the pipeline's buffers")
+  w:line("const int tt = tid %% %d;", tt)
+  w:line("%s* park = reinterpret_cast<%s*>(smem);", vt, vt)
+  local function slot(g, i, j)
+    return string.format("park[(%s * %d + (%s * %d + %s) / %d) * %d + tt]", g, per, i, d.cols, j, pv, tt)
+  end
+  w:open("if (kgrp > 0)")
+  w:line("#pragma unroll")
+  w:open("for (int i = 0; i < %d; ++i)", d.rows)
+  w:line("#pragma unroll")
+  if pv == 1 then
+    w:line("for (int j = 0; j < %d; ++j) %s = acc[i][j];", d.cols, slot("(kgrp - 1)", "i", "j"))
+  else
+    local comps = {}
+    for e = 0, pv - 1 do comps[#comps + 1] = string.format("acc[i][j + %d]", e) end
+    w:line("for (int j = 0; j < %d; j += %d) %s = make_%s(%s);", d.cols, pv, slot("(kgrp - 1)", "i", "j"), vt,
+      table.concat(comps, ", "))
+  end
+  w:close()
+  w:close()
+  w:linec("__syncthreads();", "the partial tiles are in place")
+  w:open("if (kgrp == 0)")
+  w:line("#pragma unroll")
+  w:open("for (int g = 0; g < %d; ++g)", cfg.wk - 1)
+  w:line("#pragma unroll")
+  w:open("for (int i = 0; i < %d; ++i)", d.rows)
+  w:line("#pragma unroll")
+  w:open("for (int j = 0; j < %d; j += %d)", d.cols, pv)
+  if pv == 1 then
+    w:line("acc[i][j] += %s;", slot("g", "i", "j"))
+  else
+    w:line("const %s v = %s;", vt, slot("g", "i", "j"))
+    for e = 0, pv - 1 do w:line("acc[i][j + %d] += v.%s;", e, LANES[e + 1]) end
+  end
+  w:close()
+  w:close()
+  w:close()
+  -- left open: group 0 stores the tile inside this block (the caller closes it)
 end
 
 -- cl = 1: the splitk slices of a tile are one cluster. Each parks its
@@ -554,16 +655,22 @@ local function emit_main_loop(w, cfg, d)
     w:open("for (int t = 0; t < ktiles; ++t)")
     w:linec(string.format("asm volatile(\"cp.async.wait_group %d;\\n\" ::);", cfg.stages - 2), "tile t has landed (this thread's copies)")
     w:linec("__syncthreads();", "... everyone's; and tile t-1 is no longer read")
-    w:open("if (t + %d < ktiles)", cfg.stages - 1)
-    issue("ws", checked and string.format("(kt0 + t + %d) * %d", cfg.stages - 2, cfg.bk)
-      or string.format("(kt0 + t + %d) * %d", cfg.stages - 1, cfg.bk), false)
-    w:close()
-    w:line("kgen_cp_async_commit();")
-    w:line("ws = ws == %d ? 0 : ws + 1;", cfg.stages - 1)
+    local function next_copies()
+      if cfg.mid == 1 then
+        w:comment("Start the copies of a later tile halfway: its buffer's readers passed the barrier.")
+      end
+      w:open("if (t + %d < ktiles)", cfg.stages - 1)
+      issue("ws", checked and string.format("(kt0 + t + %d) * %d", cfg.stages - 2, cfg.bk)
+        or string.format("(kt0 + t + %d) * %d", cfg.stages - 1, cfg.bk), false)
+      w:close()
+      w:line("kgen_cp_async_commit();")
+      w:line("ws = ws == %d ? 0 : ws + 1;", cfg.stages - 1)
+    end
+    if cfg.mid ~= 1 then next_copies() end
     local as, bs = bufs("rs")
     w:line("const float* as = %s;", as)
     w:line("const float* bs = %s;", bs)
-    emit_compute(w, cfg, d, "as", "bs")
+    emit_compute(w, cfg, d, "as", "bs", cfg.mid == 1 and next_copies or nil)
     w:line("rs = rs == %d ? 0 : rs + 1;", cfg.stages - 1)
     w:close()
   else
@@ -589,13 +696,23 @@ local function emit_main_loop(w, cfg, d)
     w:close()
     w:line("const float* as = smem + cur * %d;", d.stage_floats)
     w:line("const float* bs = smem + cur * %d + %d;", d.stage_floats, B.base)
-    emit_compute(w, cfg, d, "as", "bs")
-    w:open("if (t + 1 < ktiles)")
-    w:line("float* nas = smem + (cur ^ 1) * %d;", d.stage_floats)
-    w:line("float* nbs = smem + (cur ^ 1) * %d + %d;", d.stage_floats, B.base)
-    copy.emit_stash(w, d, A, "nas")
-    copy.emit_stash(w, d, B, "nbs")
-    w:close()
+    local function stash()
+      if cfg.mid == 1 then
+        w:comment("Store the next tile halfway: the other buffer's readers passed the last barrier.")
+      end
+      w:open("if (t + 1 < ktiles)")
+      w:line("float* nas = smem + (cur ^ 1) * %d;", d.stage_floats)
+      w:line("float* nbs = smem + (cur ^ 1) * %d + %d;", d.stage_floats, B.base)
+      copy.emit_stash(w, d, A, "nas")
+      copy.emit_stash(w, d, B, "nbs")
+      w:close()
+    end
+    if cfg.mid == 1 then
+      emit_compute(w, cfg, d, "as", "bs", stash)
+    else
+      emit_compute(w, cfg, d, "as", "bs")
+      stash()
+    end
     w:linec("__syncthreads();", "stores visible; reads of `cur` done")
     w:close()
   end
@@ -623,9 +740,17 @@ local function emit_kernel(w, cfg, d)
   w:line("const int tid = threadIdx.x;")
   w:line("const int warp = tid / 32, lane = tid % 32;")
   local function lane_offsets()
-    w:linec(string.format("const int a_off = (warp / %d) * %d + (lane / %d) * %d;", d.warps_n, cfg.wm, cfg.ln, cfg.tm),
+    local wt = "warp"
+    if cfg.wk > 1 then
+      w:linec(string.format("const int kgrp = warp / %d, wt = warp %% %d;", d.tile_warps, d.tile_warps),
+        string.format("group of warps along K; warp in the tile"))
+      w:linec(string.format("const int kq = kgrp * %d;", d.kslice),
+        string.format("the group's first k in each tile of K (%d values each)", d.kslice))
+      wt = "wt"
+    end
+    w:linec(string.format("const int a_off = (%s / %d) * %d + (lane / %d) * %d;", wt, d.warps_n, cfg.wm, cfg.ln, cfg.tm),
       "first row of this lane's patch in the block tile")
-    w:linec(string.format("const int b_off = (warp %% %d) * %d + (lane %% %d) * %d;", d.warps_n, cfg.wn, cfg.ln, cfg.tn),
+    w:linec(string.format("const int b_off = (%s %% %d) * %d + (lane %% %d) * %d;", wt, d.warps_n, cfg.wn, cfg.ln, cfg.tn),
       "first column")
   end
   local function tile_work(store)
@@ -645,7 +770,13 @@ local function emit_kernel(w, cfg, d)
     emit_main_loop(w, cfg, d)
     if d.cl then w:close() end
     w:blank()
-    store()
+    if cfg.wk > 1 then
+      emit_group_sum(w, cfg, d)
+      store()
+      w:close()
+    else
+      store()
+    end
   end
   if d.sk then
     lane_offsets()

@@ -51,31 +51,35 @@ local function copies(list, cfg, d, op, shape)
   end
 end
 
--- This lane's first row (A) and column (B) in the block tile.
+-- This lane's first row (A) and column (B) in the block tile, and its
+-- group's first k in a tile of K (wk > 1).
 local function offsets(cfg, d, tid)
-  local warp, lane = tid // 32, tid % 32
+  local warp, lane = (tid // 32) % d.tile_warps, tid % 32
   return (warp // d.warps_n) * cfg.wm + (lane // cfg.ln) * cfg.tm,
-    (warp % d.warps_n) * cfg.wn + (lane % cfg.ln) * cfg.tn
+    (warp % d.warps_n) * cfg.wn + (lane % cfg.ln) * cfg.tn,
+    (tid // d.tile_threads) * d.kslice
 end
 
 -- The fragment reads of the inner loop (its first group of k values).
 local function fragments(list, cfg, d, op, t, sub, pass, which)
   -- each entry covers one group of kg values of k: the loop runs bk / kg times a phase
   local entry = { name = string.format("load %s fragment from %s (inner loop)", op.name, op.smem),
-                  space = "shared", op = "load", array = op.smem, per_phase = cfg.bk // d.kg }
+                  space = "shared", op = "load", array = op.smem, per_phase = d.kslice // d.kg }
   if op.scont then
     local chunks = t // op.fvec
     entry.width, entry.iters = 4 * op.fvec, d.kg * sub * chunks
     entry.addr = function(tid, it)
       local q, rest = it // (sub * chunks), it % (sub * chunks)
       local off = select(which, offsets(cfg, d, tid))
-      return op.base + q * op.stride + off + (rest // chunks) * pass + (rest % chunks) * op.fvec
+      local kq = select(3, offsets(cfg, d, tid))
+      return op.base + (kq + q) * op.stride + off + (rest // chunks) * pass + (rest % chunks) * op.fvec
     end
   else
     entry.width, entry.iters = 4 * d.kg, sub * t
     entry.addr = function(tid, it)
       local off = select(which, offsets(cfg, d, tid))
-      return op.base + (off + (it // t) * pass + it % t) * op.stride
+      local kq = select(3, offsets(cfg, d, tid))
+      return op.base + (off + (it // t) * pass + it % t) * op.stride + kq
     end
   end
   list[#list + 1] = entry
@@ -87,6 +91,27 @@ function M.list(cfg, d, shape)
   copies(list, cfg, d, d.B, shape)
   fragments(list, cfg, d, d.A, cfg.tm, d.sub_m, d.pass_m, 1)
   fragments(list, cfg, d, d.B, cfg.tn, d.sub_n, d.pass_n, 2)
+  if cfg.wk > 1 then -- the groups' partial tiles, parked and summed (thread-major vectors)
+    local per = d.rows * d.cols // d.pv
+    local function slot(g, tid, it) return ((g * per + it) * d.tile_threads + tid % d.tile_threads) * d.pv end
+    list[#list + 1] = {
+      name = "park a partial tile in shared memory (groups 1.. along K)", space = "shared", op = "store",
+      array = "smem", width = 4 * d.pv, iters = per,
+      addr = function(tid, it)
+        local g = tid // d.tile_threads
+        if g == 0 then return nil end
+        return slot(g - 1, tid, it)
+      end,
+    }
+    list[#list + 1] = {
+      name = "sum the parked partial tiles (group 0)", space = "shared", op = "load",
+      array = "smem", width = 4 * d.pv, iters = per * (cfg.wk - 1),
+      addr = function(tid, it)
+        if tid >= d.tile_threads then return nil end
+        return slot(it // per, tid, it % per)
+      end,
+    }
+  end
   local per_row = d.cols // d.cv
   local atomic = cfg.splitk > 1 and cfg.cl ~= 1
   local kinds = atomic and { "store" } or { "load", "store" }
@@ -95,6 +120,7 @@ function M.list(cfg, d, shape)
       name = atomic and "atomicAdd to C" or (kind == "load" and "load C (beta != 0)" or "store C"),
       space = "global", op = kind, array = "C", width = 4 * d.cv, iters = d.rows * per_row,
       addr = function(tid, it)
+        if tid >= d.tile_threads then return nil end -- only group 0 stores
         local a_off, b_off = offsets(cfg, d, tid)
         local i, j = it // per_row, (it % per_row) * d.cv
         local r = a_off + (i // cfg.tm) * d.pass_m + i % cfg.tm

@@ -78,7 +78,13 @@ function M.derive(cfg)
   local d = {}
   d.lm = 32 // cfg.ln
   d.warps_m, d.warps_n = cfg.bm // cfg.wm, cfg.bn // cfg.wn
-  d.threads = 32 * d.warps_m * d.warps_n
+  -- wk groups of warps, each covering the whole tile of C, split every
+  -- tile of K between them (kslice values of k each); the copies use all
+  -- the block's threads
+  d.tile_warps = d.warps_m * d.warps_n
+  d.tile_threads = 32 * d.tile_warps
+  d.threads = d.tile_threads * cfg.wk
+  d.kslice = cfg.bk // cfg.wk
   d.pass_m, d.pass_n = d.lm * cfg.tm, cfg.ln * cfg.tn
   d.sub_m, d.sub_n = cfg.wm // d.pass_m, cfg.wn // d.pass_n
   d.rows, d.cols = d.sub_m * cfg.tm, d.sub_n * cfg.tn
@@ -94,7 +100,7 @@ function M.derive(cfg)
   if d.A.scont and d.B.scont then
     d.kg = 1
   else
-    d.kg = M.vwidth(cfg.bk, d.A.scont and 4 or d.A.stride, d.B.scont and 4 or d.B.stride)
+    d.kg = M.vwidth(d.kslice, d.A.scont and 4 or d.A.stride, d.B.scont and 4 or d.B.stride)
   end
   -- floats per store of C; split-K and stream-K add 4 at once with red=4
   -- (sm_90's vector reductions)
@@ -105,13 +111,19 @@ function M.derive(cfg)
   -- cluster split-K parks a bm x bn partial tile in the same shared memory
   d.cl = cfg.cl == 1
   if d.cl then d.smem = math.max(d.smem, 4 * cfg.bm * cfg.bn) end
+  -- with wk > 1 groups 1 .. wk-1 park their partial tiles there too, in
+  -- vectors of pv floats (thread-major: conflict-free)
+  d.pv = M.vwidth(d.cols)
+  d.park_floats = (cfg.wk - 1) * cfg.bm * cfg.bn
+  d.smem = math.max(d.smem, 4 * d.park_floats)
   d.dynamic = d.smem > M.STATIC_SMEM_LIMIT
   d.loads_a, d.loads_b = cfg.bm * cfg.bk, cfg.bk * cfg.bn
   d.flops = 2 * cfg.bm * cfg.bn * cfg.bk
   d.cgma = d.flops / (d.loads_a + d.loads_b)
-  d.entry = string.format("kgen_mmw_%s_%dx%dx%d_w%dx%d_t%dx%d_l%d_a%db%d_p%d_v%d_s%d_r%d_k%d%s%s_o%d_b%d",
-    cfg.layout, cfg.bm, cfg.bn, cfg.bk, cfg.wm, cfg.wn, cfg.tm, cfg.tn, cfg.ln, cfg.at, cfg.bt,
-    cfg.pad, cfg.vec, cfg.stages, cfg.raster, cfg.splitk, (cfg.cc == 1 and "c" or "") .. (d.sk and "sk" or "") .. (d.cl and "cl" or ""),
+  d.entry = string.format("kgen_mmw_%s_%dx%dx%d_w%dx%d%s_t%dx%d_l%d_a%db%d_p%d_v%d_s%d_r%d_k%d%s%s_o%d_b%d",
+    cfg.layout, cfg.bm, cfg.bn, cfg.bk, cfg.wm, cfg.wn, cfg.wk > 1 and string.format("x%d", cfg.wk) or "",
+    cfg.tm, cfg.tn, cfg.ln, cfg.at, cfg.bt,
+    cfg.pad, cfg.vec, cfg.stages, cfg.raster, cfg.splitk, (cfg.cc == 1 and "c" or "") .. (d.sk and "sk" or "") .. (d.cl and "cl" or "") .. (cfg.mid == 1 and "m" or ""),
     d.red4 and "v4" or "",
     cfg.minb, cfg.bounds)
   return d

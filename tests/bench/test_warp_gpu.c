@@ -64,6 +64,18 @@ static const char *const configs[] = {
     "bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 vec=1 cc=1 raster=8",
     "bm=128 bn=128 bk=8 wm=64 wn=32 stages=2 vec=2 splitk=8 cl=1",
     "bm=32 bn=64 bk=8 wm=32 wn=32 stages=1 raster=4 sk=1",
+    /* warp groups along K (wk): cp.async and register paths, single-float
+     * copies, split-K on top, 2-float and single-float parked vectors */
+    "bm=64 bn=128 bk=48 wm=32 wn=64 wk=3 stages=3 vec=4",
+    "bm=64 bn=128 bk=32 wm=32 wn=64 wk=2 stages=1 vec=4 raster=8",
+    "bm=64 bn=64 bk=32 wm=32 wn=32 wk=4 stages=2 splitk=3 red=4",
+    "bm=64 bn=128 bk=48 wm=32 wn=64 wk=3 stages=3 vec=1 cc=1", /* index 34: tn and nn */
+    "bm=64 bn=32 bk=24 wm=32 wn=16 tm=4 tn=2 wk=3 stages=3 vec=2",
+    "bm=32 bn=32 bk=8 wm=32 wn=32 tm=4 tn=1 ln=32 wk=2 stages=1 vec=1",
+    /* the next tile's copies halfway through the multiplication (mid) */
+    "bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8 mid=1",
+    "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=1 cc=1 mid=1 splitk=2 red=4",
+    "bm=64 bn=64 bk=8 wm=32 wn=32 stages=4 vec=2 mid=1",
 };
 #define NCONFIGS (int)(sizeof configs / sizeof *configs)
 
