@@ -390,7 +390,8 @@ local function emit_fragment(w, cfg, d, op, buf, sub, t, pass)
 end
 
 -- `mid`, when given, is emitted halfway through the tile's values of k
--- (the register path's stores of the next tile with mid = 1).
+-- (with mid = 1: the next tile's cp.async copies, or the register path's
+-- stores of the prefetched tile).
 local function emit_compute(w, cfg, d, as, bs, mid)
   w:comment("Multiply the tiles out of shared memory: outer products of fragments.")
   local function first(op, off)
