@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bench_util.h"
+#include "runtime/internal.h"
 
 int kgb_cuda_ok(cudaError_t rc, const char *what)
 {
@@ -74,19 +75,6 @@ fail:
     return -1;
 }
 
-/* splitmix64: uniform floats in [-1, 1) from a seed, reproducible. */
-static void fill_random(float *x, size_t n, unsigned long long seed)
-{
-    unsigned long long s = seed;
-    for (size_t i = 0; i < n; i++) {
-        unsigned long long z = (s += 0x9e3779b97f4a7c15ULL);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        z ^= z >> 31;
-        x[i] = (float)((double)(z >> 40) / (double)(1ULL << 23) - 1.0);
-    }
-}
-
 static int upload_random(float **dst, size_t count, unsigned long long seed)
 {
     float *host = malloc(count * sizeof *host);
@@ -94,7 +82,7 @@ static int upload_random(float **dst, size_t count, unsigned long long seed)
         fprintf(stderr, "kgen-bench: out of host memory (%zu floats)\n", count);
         return -1;
     }
-    fill_random(host, count, seed);
+    kgi_fill_random(host, count, seed); /* libkgen's: uniform in (-1, 1), never 0 */
     int rc = kgb_cuda_ok(cudaMalloc((void **)dst, count * sizeof *host), "cudaMalloc");
     if (rc == 0)
         rc = kgb_cuda_ok(cudaMemcpy(*dst, host, count * sizeof *host, cudaMemcpyHostToDevice), "upload");

@@ -31,7 +31,7 @@ typedef struct kgb_problem {
     char layout[3];
     int m, n, k;
     int lda, ldb, ldc;
-    float *a, *b;          /* device, random in [-1, 1) */
+    float *a, *b;          /* device, random in (-1, 1), never 0 */
     float *c, *c_ref;      /* device: kgen's result, the reference's */
     float *c_init;         /* device: C's starting values (beta != 0), random */
     size_t a_count, b_count, c_count;
