@@ -282,6 +282,8 @@ int kgc_cmd_run(int argc, char **argv)
     printf("resources       %d registers, %d/%d bytes spilled, %zu+%zu bytes shared, %d threads, %d blocks/SM\n",
            ki.compile.registers, ki.compile.spill_stores, ki.compile.spill_loads, ki.compile.smem_static,
            ki.compile.smem_dynamic, ki.threads, ki.max_blocks_per_sm);
+    if (ki.overlap)
+        printf("launch          overlapping its beta pass (programmatic dependent launch)\n");
     if (ki.compile.cache)
         printf("compile         from the %s\n", cache_name(ki.compile.cache));
     else

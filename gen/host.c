@@ -651,6 +651,9 @@ kg_status kgi_host_render(kgi_host *h, const char *tmpl, const char *config, con
         }
         if ((st = read_geometry(h, &src->pre_geo, err, errlen)) != KG_OK)
             goto fail;
+        lua_getfield(L, -1, "overlap");
+        src->pre_overlap = lua_toboolean(L, -1);
+        lua_pop(L, 1);
         /* the pre kernel receives the same arguments: the same layout */
         memcpy(src->pre_geo.layout, src->geo.layout, sizeof src->pre_geo.layout);
     }

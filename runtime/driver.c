@@ -90,6 +90,10 @@ static int resolve(void *h)
         /* POSIX guarantees object and function pointers convert both ways. */
         memcpy((char *)&lib.cu + syms[i].offset, &p, sizeof p);
     }
+    /* Optional: programmatic dependent launch (launch.c) falls back to plain
+     * launches without it. */
+    void *p = dlsym(h, "cuLaunchKernelEx");
+    memcpy(&lib.cu.LaunchKernelEx, &p, sizeof p);
     return 1;
 }
 

@@ -44,6 +44,8 @@ typedef struct kgi_cu {
     CUresult (*FuncSetAttribute)(CUfunction fn, CUfunction_attribute attr, int value);
     CUresult (*LaunchKernel)(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                              unsigned bz, unsigned smem, CUstream stream, void **params, void **extra);
+    /* optional (CUDA 12.0+ drivers): NULL when the driver lacks it */
+    CUresult (*LaunchKernelEx)(const CUlaunchConfig *config, CUfunction fn, void **params, void **extra);
     CUresult (*OccupancyMaxActiveBlocksPerMultiprocessor)(int *blocks, CUfunction fn, int block_size,
                                                           size_t dynamic_smem);
     CUresult (*EventCreate)(CUevent *ev, unsigned int flags);

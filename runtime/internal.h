@@ -191,11 +191,23 @@ struct kg_source {
      * same arguments (split-K's beta pass); pre_entry[0] == 0 when none. */
     char pre_entry[160];
     kgi_geometry pre_geo;
+    /* 1: the pre kernel lets `entry` start early (griddepcontrol.launch_dependents)
+     * and `entry` waits for it (griddepcontrol.wait) before touching what it
+     * wrote, so the launcher may overlap them (programmatic dependent launch) */
+    int pre_overlap;
     char config[512];       /* canonical */
     char template_name[64];
     int template_version;
     kgi_geometry geo;
 };
+
+/* runtime/launch.c: the shared-memory carveout, in percent of smem_per_sm,
+ * that holds `blocks` blocks of `smem` bytes (plus `reserved` each): the
+ * smallest of the capacities sm_80 and later offer (0 to 228 KB) that is
+ * large enough, as the driver picks for a kernel with no preference. A
+ * beta pass that overlaps its main kernel asks for the main kernel's: an SM
+ * runs blocks of two kernels at once only when their carveouts agree. */
+int kgi_carveout_percent(size_t smem_per_sm, size_t reserved, int blocks, size_t smem);
 
 /* runtime/launch.c: whether a kernel of geometry `geo` may run on `g`
  * (sizes, pointers, leading dimensions, the multiples and vector alignment

@@ -15,6 +15,7 @@ struct kg_kernel {
     kgi_geometry geo, pre_geo;
     kg_kernel_info info;
     unsigned persist;        /* a persistent grid ("P"): SMs x fn's blocks per SM */
+    int overlap;             /* launch fn to overlap pre_fn (programmatic dependent launch) */
 };
 
 /* A context's kernels: every one loaded, and the lookups that find them. */

@@ -167,6 +167,8 @@ typedef struct kg_kernel_info {
     unsigned block[3];
     int max_blocks_per_sm;   /* occupancy the driver reports for this kernel */
     size_t local_bytes;      /* per-thread local memory */
+    int overlap;             /* 1: launched to overlap its pre kernel (split-K's beta
+                                pass; programmatic dependent launch, sm_90) */
 } kg_kernel_info;
 
 /* Gets (renders, compiles, loads; or finds cached) a kernel on the device. */

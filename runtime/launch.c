@@ -247,6 +247,21 @@ static kg_status prepare_function(kg_context *ctx, CUfunction fn, const kgi_geom
     return KG_OK;
 }
 
+int kgi_carveout_percent(size_t smem_per_sm, size_t reserved, int blocks, size_t smem)
+{
+    static const unsigned caps_kb[] = {0, 8, 16, 32, 64, 100, 132, 164, 196, 228};
+    if (smem_per_sm == 0)
+        return CU_SHAREDMEM_CARVEOUT_MAX_SHARED;
+    size_t need = (size_t)(blocks > 0 ? blocks : 1) * (smem + reserved), cap = smem_per_sm;
+    for (size_t i = 0; i < sizeof caps_kb / sizeof *caps_kb; i++)
+        if ((size_t)caps_kb[i] * 1024 >= need && (size_t)caps_kb[i] * 1024 <= smem_per_sm) {
+            cap = (size_t)caps_kb[i] * 1024;
+            break;
+        }
+    size_t pct = (100 * cap + smem_per_sm - 1) / smem_per_sm;
+    return pct > 100 ? 100 : (int)pct;
+}
+
 /* Loads the module of `src` (compiling it through the caches) and fills the
  * kernel's description; the kernel is the context's from then on. */
 kg_status kgi_load_kernel(kg_context *ctx, const kg_source *src, kg_kernel **out)
@@ -282,10 +297,30 @@ kg_status kgi_load_kernel(kg_context *ctx, const kg_source *src, kg_kernel **out
     }
     k->geo = src->geo;
     k->pre_geo = src->pre_geo;
+    /* sm_90's programmatic dependent launch, where the template promised it
+     * and the driver has cuLaunchKernelEx; KGEN_OVERLAP=0 turns it off. */
+    {
+        const char *ov = getenv("KGEN_OVERLAP");
+        k->overlap = k->pre_fn && src->pre_overlap && ctx->arch >= 90 && cu->LaunchKernelEx &&
+                     !(ov && strcmp(ov, "0") == 0);
+    }
     if ((st = prepare_function(ctx, k->fn, &k->geo, src->entry, &regs, &local, &sstatic, &blocks)) != KG_OK ||
         (k->pre_fn && (st = prepare_function(ctx, k->pre_fn, &k->pre_geo, src->pre_entry, &pregs, &plocal,
                                              &pstatic, &pblocks)) != KG_OK))
         goto done;
+    /* An SM runs blocks of two kernels at once only when their shared-memory
+     * carveouts agree: the beta pass (no shared memory) would take the
+     * L1-heavy one and keep the main kernel's blocks off its SMs, costing a
+     * second wave where the grid just fits. Ask for the carveout the main
+     * kernel needs at its occupancy (measured on an H200: bench/NOTES.md). */
+    if (k->overlap &&
+        (rc = cu->FuncSetAttribute(k->pre_fn, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                                   kgi_carveout_percent(ctx->limits.smem_per_sm, ctx->limits.smem_reserved_per_block,
+                                                        blocks, (size_t)sstatic + k->geo.smem_dynamic))) !=
+            CUDA_SUCCESS) {
+        st = kgi_cu_fail(ctx, cu, "cuFuncSetAttribute (PREFERRED_SHARED_MEMORY_CARVEOUT)", rc);
+        goto done;
+    }
     kg_kernel_info *ki = &k->info;
     snprintf(ki->template_name, sizeof ki->template_name, "%s", src->template_name);
     snprintf(ki->config, sizeof ki->config, "%s", src->config);
@@ -297,6 +332,7 @@ kg_status kgi_load_kernel(kg_context *ctx, const kg_source *src, kg_kernel **out
     memcpy(ki->block, src->geo.block, sizeof ki->block);
     ki->threads = (int)(ki->block[0] * ki->block[1] * ki->block[2]);
     ki->max_blocks_per_sm = blocks;
+    ki->overlap = k->overlap;
     /* A persistent grid fills every slot where the kernel can be resident;
      * its pre kernel gets the same grid, so both divide the work alike. */
     k->persist = (unsigned)(ctx->limits.ref_sm_count > 0 ? ctx->limits.ref_sm_count : 1) * (unsigned)blocks;
@@ -391,14 +427,32 @@ kg_status kg_kernel_query(kg_context *ctx, const kg_kernel *k, kg_kernel_info *i
 
 /* ------------------------------------------------------------ launch */
 
+/* overlap: launch with programmatic stream serialization, so that fn's
+ * blocks may start while the kernel before it (its pre kernel, which allows
+ * it) still runs; fn waits for that kernel where it must. */
 static CUresult launch_one(const kgi_cu *cu, CUfunction fn, const kgi_geometry *geo, const unsigned grid[3],
-                           const kg_gemm *g, CUstream stream)
+                           const kg_gemm *g, CUstream stream, int overlap)
 {
     int m = g->m, n = g->n, k = g->k, lda = g->lda, ldb = g->ldb, ldc = g->ldc;
     float alpha = g->alpha, beta = g->beta;
     const float *a = g->a, *b = g->b;
     float *c = g->c;
     void *args[] = {&m, &n, &k, &alpha, &a, &lda, &b, &ldb, &beta, &c, &ldc};
+    if (overlap) {
+        CUlaunchAttribute attr;
+        memset(&attr, 0, sizeof attr);
+        attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attr.value.programmaticStreamSerializationAllowed = 1;
+        CUlaunchConfig lc;
+        memset(&lc, 0, sizeof lc);
+        lc.gridDimX = grid[0], lc.gridDimY = grid[1], lc.gridDimZ = grid[2];
+        lc.blockDimX = geo->block[0], lc.blockDimY = geo->block[1], lc.blockDimZ = geo->block[2];
+        lc.sharedMemBytes = (unsigned)geo->smem_dynamic;
+        lc.hStream = stream;
+        lc.attrs = &attr;
+        lc.numAttrs = 1;
+        return cu->LaunchKernelEx(&lc, fn, args, NULL);
+    }
     return cu->LaunchKernel(fn, grid[0], grid[1], grid[2], geo->block[0], geo->block[1], geo->block[2],
                             (unsigned)geo->smem_dynamic, stream, args, NULL);
 }
@@ -433,14 +487,14 @@ kg_status kg_kernel_launch(kg_context *ctx, const kg_kernel *k, const kg_gemm *g
                 return kgi_fail(ctx, KG_ERR_SHAPE, "%s: %s", k->info.entry, why);
             }
             CUresult rc;
-            if (k->pre_fn && (rc = launch_one(cu, k->pre_fn, &k->pre_geo, pgrid, &part, (CUstream)stream)) !=
+            if (k->pre_fn && (rc = launch_one(cu, k->pre_fn, &k->pre_geo, pgrid, &part, (CUstream)stream, 0)) !=
                                  CUDA_SUCCESS) {
                 kgi_drv_leave(ctx);
                 return kgi_cu_fail(ctx, cu, "cuLaunchKernel (pre kernel)", rc);
             }
-            if ((rc = launch_one(cu, k->fn, &k->geo, grid, &part, (CUstream)stream)) != CUDA_SUCCESS) {
+            if ((rc = launch_one(cu, k->fn, &k->geo, grid, &part, (CUstream)stream, k->overlap)) != CUDA_SUCCESS) {
                 kgi_drv_leave(ctx);
-                return kgi_cu_fail(ctx, cu, "cuLaunchKernel", rc);
+                return kgi_cu_fail(ctx, cu, k->overlap ? "cuLaunchKernelEx" : "cuLaunchKernel", rc);
             }
         }
     }

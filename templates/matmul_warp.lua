@@ -326,6 +326,10 @@ local function emit_header(w, cfg, d, meta)
     w:comment(string.format("  first %s_beta: block (256, 1, 1), the same grid: C = beta * C on the shared tiles",
       d.entry))
   end
+  if d.overlap then
+    w:comment("  sm_90: this kernel may be launched to overlap the first (programmatic stream")
+    w:comment("  serialization); it waits for it (griddepcontrol.wait) before adding into C.")
+  end
   w:comment("Preconditions:")
   if cfg.bounds == 1 then
     w:comment("  M, N, K >= 1 (any shape).")
@@ -434,6 +438,7 @@ end
 local function emit_store(w, cfg, d, atomic, cv)
   if atomic then
     w:comment("Add this share of the tile: C was multiplied by beta by the first kernel.")
+    w:linec("kgen_dep_wait();", "that kernel has finished (a no-op unless launched to overlap it)")
   else
     w:comment("C = alpha * acc + beta * C; C is not read when beta == 0 (BLAS convention).")
   end
@@ -870,6 +875,7 @@ local function emit_beta_kernel(w, d)
   w:line("    const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb,")
   w:line("    float beta, float* __restrict__ C, int ldc)")
   w:open("")
+  w:linec("kgen_dep_launch();", "the main kernel may start: it waits for this one before adding")
   w:line("const int c = blockIdx.x * 128 + threadIdx.x;")
   w:line("if (c >= N) return;")
   w:line("const int r1 = min(M, (int)(blockIdx.y + 1) * 64);")
@@ -888,6 +894,7 @@ local function emit_sk_beta_kernel(w, cfg, d)
   w:line("    const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb,")
   w:line("    float beta, float* __restrict__ C, int ldc)")
   w:open("")
+  w:linec("kgen_dep_launch();", "the main kernel may start: it waits for this one before adding")
   w:linec("if (beta == 1.0f) return;", "C = 1 * C")
   w:line("const int tiles_m = (M + %d) / %d, tiles_n = (N + %d) / %d;", cfg.bm - 1, cfg.bm, cfg.bn - 1, cfg.bn)
   w:line("const long long tiles = (long long)tiles_m * tiles_n, workers = gridDim.x;")
@@ -918,6 +925,23 @@ function T.render(cfg, meta)
     w:blank()
   end
   if d.sk then emit_sk_helper(w) end
+  if d.overlap then
+    w:comment("Programmatic dependent launch (sm_90): the beta pass lets this kernel's blocks start")
+    w:comment("at once (launch_dependents); they wait for the pass to finish, and for its stores")
+    w:comment("to be visible, only before they add into C. Without the launch attribute both are")
+    w:comment("no-ops: the stream has already ordered the two kernels.")
+    w:open("__device__ __forceinline__ void kgen_dep_launch()")
+    w:line("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900")
+    w:line("asm volatile(\"griddepcontrol.launch_dependents;\\n\" ::: \"memory\");")
+    w:line("#endif")
+    w:close()
+    w:open("__device__ __forceinline__ void kgen_dep_wait()")
+    w:line("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900")
+    w:line("asm volatile(\"griddepcontrol.wait;\\n\" ::: \"memory\");")
+    w:line("#endif")
+    w:close()
+    w:blank()
+  end
   if d.cl then
     w:comment("Thread-block clusters (sm_90): this block's rank, a cluster-wide barrier, and a")
     w:comment("16-byte read of another block's shared memory at the address p has in ours.")
@@ -966,6 +990,7 @@ function T.render(cfg, meta)
     result.pre = {
       entry = d.entry .. "_beta",
       block = { 128, 1, 1 },
+      overlap = true,
       grid = { { dim = "N", div = 128, mul = 1 }, { dim = "M", div = 64, mul = 1 }, { dim = "1", div = 1, mul = 1 } },
       smem_static = 0, smem_dynamic = 0,
       layout = cfg.layout,
@@ -974,6 +999,7 @@ function T.render(cfg, meta)
     result.pre = {
       entry = d.entry .. "_beta",
       block = { 256, 1, 1 },
+      overlap = true,
       grid = grid,
       smem_static = 0, smem_dynamic = 0,
       layout = cfg.layout,

@@ -111,6 +111,9 @@ function M.derive(cfg)
   -- cluster split-K parks a bm x bn partial tile in the same shared memory
   d.cl = cfg.cl == 1
   if d.cl then d.smem = math.max(d.smem, 4 * cfg.bm * cfg.bn) end
+  -- a beta pass (split-K through atomics, stream-K) that the main kernel
+  -- may overlap: it waits for the pass only before adding into C
+  d.overlap = (cfg.splitk > 1 and not d.cl) or d.sk
   -- with wk > 1 groups 1 .. wk-1 park their partial tiles there too, in
   -- vectors of pv floats (thread-major: conflict-free)
   d.pv = M.vwidth(d.cols)

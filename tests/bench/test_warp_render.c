@@ -166,6 +166,21 @@ int main(void)
         int cl = strstr(a->config, "cl=1 ") != NULL;
         CHECK_MSG(((split && !cl) || sk) == (a->pre_entry[0] != 0),
                   "%s: a beta kernel exactly when splitk > 1 without a cluster, or sk=1", cfg);
+        /* the launcher overlaps the two kernels only on this promise: the pre
+         * kernel lets the main one start, the main one waits before adding */
+        int pre = a->pre_entry[0] != 0;
+        CHECK_MSG(a->pre_overlap == pre, "%s: every beta kernel allows the overlapped launch", cfg);
+        CHECK_MSG(pre == (strstr(a->text, "griddepcontrol.launch_dependents;") != NULL) &&
+                      pre == (strstr(a->text, "kgen_dep_wait();") != NULL),
+                  "%s: griddepcontrol exactly when there is a beta kernel", cfg);
+        if (pre) {
+            /* the wait comes before the first atomic addition into C */
+            const char *wait = strstr(a->text, "kgen_dep_wait();");
+            const char *add = strstr(a->text, "kgen_red_add4(&crow");
+            if (!add)
+                add = strstr(a->text, "atomicAdd(&crow");
+            CHECK_MSG(wait && add && wait < add, "%s: griddepcontrol.wait before the additions into C", cfg);
+        }
         CHECK_MSG(cl == (strstr(a->text, "__cluster_dims__(1, 1,") != NULL), "%s: cluster dimensions exactly when cl=1",
                   cfg);
         CHECK_MSG(sk == (a->geo.grid[0].dim == 'P') && (!sk || a->pre_geo.grid[0].dim == 'P'),

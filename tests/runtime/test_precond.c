@@ -117,8 +117,9 @@ int main(void)
     CHECK(kg_matmul_explain(ctx, "tt", 4096, 4096, 4095, config, sizeof config, why, sizeof why) == KG_OK);
     CHECK_MSG(strstr(config, "bn=256") && strstr(config, "vec=1") && strstr(config, "stages=3") &&
               strstr(config, "layout=tt"), "K=4095 (ldb = K is not a multiple of 4 in tt): %s (%s)", config, why);
-    CHECK(kg_matmul_explain(ctx, "nn", 1000, 1000, 1000, config, sizeof config, why, sizeof why) == KG_OK);
-    CHECK_MSG(strstr(why, "medium") && strstr(config, "bn=128"), "1000^3: %s (%s)", config, why);
+    CHECK(kg_matmul_explain(ctx, "nn", 1000, 1000, 300, config, sizeof config, why, sizeof why) == KG_OK);
+    CHECK_MSG(strstr(why, "medium") && strstr(config, "bn=128") && strstr(config, "splitk=1"),
+              "1000 x 1000 x 300: %s (%s)", config, why);
     CHECK(kg_matmul_explain(ctx, "nt", 7, 5, 3, config, sizeof config, why, sizeof why) == KG_OK);
     CHECK_MSG(strstr(config, "bounds=1") && strstr(why, "small"), "7x5x3: %s (%s)", config, why);
     /* small outputs with long K split K (bench shapes bigK and smallM) */
@@ -128,7 +129,12 @@ int main(void)
     CHECK(kg_matmul_explain(ctx, "nn", 64, 8192, 8192, config, sizeof config, why, sizeof why) == KG_OK);
     CHECK_MSG(strstr(config, "splitk=4") && strstr(config, "bm=64 bn=128"), "smallM: %s (%s)", config, why);
     CHECK(kg_matmul_explain(ctx, "nn", 1000, 1000, 1000, config, sizeof config, why, sizeof why) == KG_OK);
-    CHECK_MSG(strstr(config, "splitk=1"), "1000^3 does not split: %s (%s)", config, why);
+    CHECK_MSG(strstr(config, "splitk=4") && strstr(config, "bn=256") && strstr(config, "red=4"),
+              "1000^3: 32 large tiles in 4 slices of 250: %s (%s)", config, why);
+    CHECK(kg_matmul_explain(ctx, "nn", 2048, 2048, 512, config, sizeof config, why, sizeof why) == KG_OK);
+    CHECK_MSG(strstr(config, "splitk=1"), "2048^2 x 512 fills the SMs, no split: %s (%s)", config, why);
+    CHECK(kg_matmul_explain(ctx, "nn", 300, 300, 500, config, sizeof config, why, sizeof why) == KG_OK);
+    CHECK_MSG(strstr(config, "splitk=1"), "K = 500 is too short to split: %s (%s)", config, why);
 
     /* on sm_80 (seed-style defaults without bound checks): bounds=0 only on
      * multiples of the tile, vec=4 only aligned */
@@ -143,5 +149,22 @@ int main(void)
     CHECK(kg_matmul_explain(ctx, "xy", 7, 5, 3, config, sizeof config, why, sizeof why) == KG_ERR_INVALID_ARG);
     CHECK(kg_matmul_explain(ctx, "nn", 0, 5, 3, config, sizeof config, why, sizeof why) == KG_ERR_INVALID_ARG);
     kg_context_close(ctx);
+
+    /* the beta pass's carveout when it overlaps its main kernel: the smallest
+     * capacity (KB: 0 8 16 32 64 100 132 164 196 228) holding the main
+     * kernel's blocks, in percent of an H200's 228 KB, rounded up */
+    const size_t h200 = 228 * 1024, rsv = 1024;
+    CHECK_MSG(kgi_carveout_percent(h200, rsv, 4, 38400) == 72, "4 x 38400 B -> 164 KB: %d",
+              kgi_carveout_percent(h200, rsv, 4, 38400));
+    CHECK_MSG(kgi_carveout_percent(h200, rsv, 3, 38400) == 58, "3 x 38400 B -> 132 KB: %d",
+              kgi_carveout_percent(h200, rsv, 3, 38400));
+    CHECK_MSG(kgi_carveout_percent(h200, rsv, 1, 50176) == 29, "1 x 50176 B -> 64 KB: %d",
+              kgi_carveout_percent(h200, rsv, 1, 50176));
+    CHECK_MSG(kgi_carveout_percent(h200, rsv, 1, 75264) == 44, "1 x 75264 B -> 100 KB: %d",
+              kgi_carveout_percent(h200, rsv, 1, 75264));
+    CHECK(kgi_carveout_percent(h200, 0, 1, 0) == 0);
+    CHECK(kgi_carveout_percent(h200, rsv, 8, 64 * 1024) == 100); /* more than the SM has: the most */
+    CHECK(kgi_carveout_percent(100 * 1024, rsv, 2, 40000) == 100); /* 82 KB on a 100 KB part: 100 KB */
+    CHECK(kgi_carveout_percent(100 * 1024, rsv, 1, 20000) == 32); /* 21 KB: 32 of 100 KB */
     TEST_DONE();
 }
