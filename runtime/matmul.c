@@ -267,17 +267,19 @@ static const char *default_config(kg_context *ctx, int m, int n, int *tier_out, 
 }
 
 /*
- * Where the output is too small to fill the GPU and K is long (bigK
- * 256x256x65536, smallM 64x8192x8192), the winners of `kgen tune` on the
- * H200 split K: the largest tile that fits inside the output (128x256 for
- * bigK, 64x128 for smallM, where a 128-row tile would waste half its rows),
- * and as many slices (a power of two, each at least 256 deep) as bring the
- * blocks to the SMs' capacity: one large block or two smaller ones per SM.
+ * Where the output is too small to fill the GPU and K is long enough
+ * (bigK 256x256x65536, smallM 64x8192x8192, 1000^3), the winners of `kgen
+ * tune` on the H200 split K: the largest tile that fits inside the output
+ * (128x256 for bigK and 1000^3, 64x128 for smallM, where a 128-row tile
+ * would waste half its rows), and as many slices (a power of two, each at
+ * least 240 deep: 1000 in 4) as bring the blocks to the SMs' capacity: one
+ * large block or two smaller ones per SM. On sm_90 the beta pass overlaps
+ * the main kernel (launch.c), which made 1000^3 worth splitting.
  * Returns the slice count (1: no split) and the tier in *tier.
  */
 static int split_k(const deflt *row, const kg_gemm *g, int sms, int *tier)
 {
-    if (!row->splitk || g->k < 2048)
+    if (!row->splitk || g->k < 512)
         return 1;
     int t = 0;
     while (t < 2 && (row->tier[t].bm > g->m || row->tier[t].bn > g->n))
@@ -288,7 +290,7 @@ static int split_k(const deflt *row, const kg_gemm *g, int sms, int *tier)
     if (2 * tiles >= target)
         return 1;
     int s = 1;
-    while (2 * s * tiles <= target && 2 * s * 256 <= g->k && s < 256)
+    while (2 * s * tiles <= target && 2 * s * 240 <= g->k && s < 256)
         s *= 2;
     *tier = t;
     return s;

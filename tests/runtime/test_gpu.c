@@ -352,7 +352,8 @@ static void test_matmul(kg_context *ctx)
     /* sm_90's table uses the warp-tiled template; older rows the seed-style one */
     check_matmul(ctx, "nn", 2048, 2048, 256, 0, kg_arch(ctx) == 90 ? "bn=256" : "bounds=0");
     check_matmul(ctx, "nn", 2048, 2048, 320, 1, NULL); /* large tile, no vector loads */
-    check_matmul(ctx, "tt", 1024, 1024, 1024, 0, "bm=64");
+    check_matmul(ctx, "tt", 1024, 1024, 1024, 0, kg_arch(ctx) == 90 ? "splitk=4" : "bm=64");
+    check_matmul(ctx, "nt", 1000, 1000, 300, 0, "bm=64");
     if (kg_arch(ctx) == 90) /* small output, long K: the default splits K */
         for (int l = 0; l < 4; l++)
             check_matmul(ctx, layouts[l], 64, 512, 4096, 0, "splitk=16");
