@@ -5,7 +5,7 @@
  *
  *   kgen-harness --configs FILE [--shapes FILE] [--csv FILE] [--alpha A]
  *                [--beta B] [--samples N] [--min-ms T] [--ld-multiple L]
- *                [--compile-only DIR]
+ *                [--overlap 0-4] [--compile-only DIR]
  *
  * FILE of configurations: one per line, "TEMPLATE k=v k=v ..." ('#'
  * comments). Every configuration is rendered with libkgen and compiled with
@@ -65,7 +65,15 @@ static unsigned grid_dim(const kgi_geometry *g, int i, const kgb_problem *p, uns
     return (v + g->grid[i].div - 1) / g->grid[i].div * g->grid[i].mul;
 }
 
-static int launch_one(cudaKernel_t k, const kgi_geometry *g, unsigned persist, const launch_arg *la)
+/* How a main kernel whose pre kernel allows it (kg_source.pre_overlap) is
+ * launched: 0 after the pre kernel; 1 overlapping it (programmatic stream
+ * serialization, sm_90); 2 overlapping, both kernels preferring the largest
+ * shared-memory carveout; 3 overlapping, the pre kernel preferring the
+ * largest carveout; 4 (libkgen's launcher) overlapping, the pre kernel
+ * preferring the carveout the main kernel needs. */
+static int overlap_pre = 4;
+
+static int launch_one(cudaKernel_t k, const kgi_geometry *g, unsigned persist, const launch_arg *la, int overlap)
 {
     const kgb_problem *p = la->p;
     int m = p->m, n = p->n, kk = p->k, lda = p->lda, ldb = p->ldb, ldc = p->ldc;
@@ -75,6 +83,21 @@ static int launch_one(cudaKernel_t k, const kgi_geometry *g, unsigned persist, c
     void *args[] = {&m, &n, &kk, &alpha, &a, &lda, &b, &ldb, &beta, &c, &ldc};
     dim3 grid = {grid_dim(g, 0, p, persist), grid_dim(g, 1, p, persist), grid_dim(g, 2, p, persist)};
     dim3 block = {g->block[0], g->block[1], g->block[2]};
+    if (overlap) {
+        cudaLaunchAttribute attr;
+        memset(&attr, 0, sizeof attr);
+        attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr.val.programmaticStreamSerializationAllowed = 1;
+        cudaLaunchConfig_t lc;
+        memset(&lc, 0, sizeof lc);
+        lc.gridDim = grid;
+        lc.blockDim = block;
+        lc.dynamicSmemBytes = g->smem_dynamic;
+        lc.stream = 0;
+        lc.attrs = &attr;
+        lc.numAttrs = 1;
+        return kgb_cuda_ok(cudaLaunchKernelExC(&lc, (const void *)k, args), "launch (overlapped)");
+    }
     return kgb_cuda_ok(cudaLaunchKernel((const void *)k, grid, block, args, g->smem_dynamic, 0), "launch");
 }
 
@@ -82,9 +105,10 @@ static int launch_one(cudaKernel_t k, const kgi_geometry *g, unsigned persist, c
 static int run_kgen(void *arg)
 {
     const launch_arg *la = arg;
-    if (la->c->pre && launch_one(la->c->pre, &la->c->src->pre_geo, la->c->persist, la))
+    if (la->c->pre && launch_one(la->c->pre, &la->c->src->pre_geo, la->c->persist, la, 0))
         return -1;
-    return launch_one(la->c->kern, &la->c->src->geo, la->c->persist, la);
+    return launch_one(la->c->kern, &la->c->src->geo, la->c->persist, la,
+                      la->c->pre && la->c->src->pre_overlap && overlap_pre);
 }
 
 static int run_cublas(void *arg)
@@ -218,7 +242,12 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: kgen-harness --configs FILE [--shapes FILE] [--csv FILE] [--alpha A] [--beta B]\n"
                "                    [--samples N] [--min-ms T] [--ld-multiple L] [--compile-only DIR]\n"
-               "       (--ld-multiple: lda and ldb rounded up to a multiple of L, as packed operands)\n"
+               "                    [--overlap 0-4]\n"
+               "       (--ld-multiple: lda and ldb rounded up to a multiple of L, as packed operands;\n"
+               "        --overlap: split-K's beta pass and main kernel 0 one after the other, 1 overlapped,\n"
+               "        2 overlapped with both preferring the largest shared-memory carveout, 3 with the beta\n"
+               "        pass preferring it, 4 (default, as libkgen) with the beta pass preferring the main\n"
+               "        kernel's carveout)\n"
                "       kgen-harness --info    (the device, its SM clock and copy bandwidth)\n");
 }
 
@@ -251,6 +280,7 @@ int main(int argc, char **argv)
         else if (strcmp(o, "--samples") == 0) samples = atoi(v);
         else if (strcmp(o, "--min-ms") == 0) min_ms = atof(v);
         else if (strcmp(o, "--ld-multiple") == 0) ld_mult = atoi(v);
+        else if (strcmp(o, "--overlap") == 0) overlap_pre = atoi(v);
         else {
             fprintf(stderr, "kgen-harness: unknown option '%s'\n", o);
             usage(stderr);
@@ -328,6 +358,18 @@ int main(int argc, char **argv)
             kg_context_close(ctx);
             return 1;
         }
+        /* --overlap 2: both kernels prefer the largest shared-memory carveout;
+         * 3: only the pre kernel does (an SM runs blocks of both only when
+         * their carveouts agree) */
+        if (c->pre && overlap_pre >= 2 &&
+            ((overlap_pre == 2 &&
+              kgb_cuda_ok(cudaFuncSetAttribute((const void *)c->kern, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                               cudaSharedmemCarveoutMaxShared), "carveout")) ||
+             kgb_cuda_ok(cudaFuncSetAttribute((const void *)c->pre, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                              cudaSharedmemCarveoutMaxShared), "carveout (pre)"))) {
+            kg_context_close(ctx);
+            return 1;
+        }
         int blocks = 0, sms = 0, dev = 0;
         const kgi_geometry *g = &c->src->geo;
         if (kgb_cuda_ok(cudaGetDevice(&dev), "cudaGetDevice") ||
@@ -340,6 +382,23 @@ int main(int argc, char **argv)
             return 1;
         }
         c->persist = (unsigned)(sms * (blocks > 0 ? blocks : 1));
+        /* --overlap 4: the pre kernel prefers the carveout the main kernel
+         * needs at its occupancy (sm_90's capacities), so that an SM holding
+         * both is configured as the main kernel alone would be */
+        if (c->pre && overlap_pre == 4) {
+            int reserved = 0, smem_sm = 0;
+            if (kgb_cuda_ok(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev),
+                            "reserved shared memory") ||
+                kgb_cuda_ok(cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev),
+                            "shared memory per SM") ||
+                kgb_cuda_ok(cudaFuncSetAttribute((const void *)c->pre, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                                 kgi_carveout_percent((size_t)smem_sm, (size_t)reserved, blocks,
+                                                                      g->smem_static + g->smem_dynamic)),
+                            "carveout (pre, matched)")) {
+                kg_context_close(ctx);
+                return 1;
+            }
+        }
     }
     kgb_shape *shapes;
     int ns = kgb_read_shapes(shapes_path, &shapes);

@@ -1,0 +1,40 @@
+#!/bin/bash
+# Round 8 on the GPU: split-K's beta pass overlapped with the main kernel
+# (programmatic dependent launch) against one after the other, in the
+# harness (--overlap 1 / 0, same process per setting) and in kgen-bench
+# (KGEN_OVERLAP=1 / 0, reading the tuning database of the third session);
+# the GPU tests; compute-sanitizer on overlapped split-K and stream-K.
+# Usage: bench/scripts/round8.sh BUILD_DIR OUT_DIR
+B=$1; O=$2
+cd "$(dirname "$0")/../.."
+export KGEN_CACHE_DIR=/tmp/kgen-cache HOME=/tmp/home
+mkdir -p $HOME
+H=$B/bench/kgen-harness
+nvidia-smi --query-gpu=name,clocks.max.sm,clocks.sm,power.limit,temperature.gpu,driver_version --format=csv > $O/facts.txt 2>&1
+for g in split:1000 smallm:smallm bigk:bigk tiny:tiny; do
+  c=${g%%:*}; s=${g##*:}
+  for ov in 1 0; do
+    timeout 120 $H --configs bench/configs/r8-$c.txt --shapes bench/configs/r8-shapes-$s.txt --overlap $ov \
+      --csv $O/r8-$c-ov$ov.csv >> $O/r8.txt 2>&1; echo "r8 $c overlap=$ov rc=$?"
+  done
+done
+for ov in 1 0; do
+  KGEN_OVERLAP=$ov KGEN_DB=$PWD/$B/tune.db KGEN_VERBOSE=1 timeout 120 $B/bench/kgen-bench \
+    --csv $O/r8-bench-ov$ov.csv >> $O/r8-bench.txt 2>&1; echo "bench overlap=$ov rc=$?"
+done
+S=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+{
+for cfg in "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=4 splitk=3 red=4 cc=1" \
+           "bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 vec=4 splitk=4 red=4" \
+           "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=1 sk=1 red=1"; do
+  for tool in racecheck memcheck synccheck; do
+    timeout 60 $S --tool $tool --error-exitcode 9 $B/gen/kgen run --template matmul_warp --config "$cfg" \
+      --m 1000 --n 264 --k 300 --alpha 1.5 --beta -0.5 --reps 2 > /tmp/san.txt 2>&1
+    rc=$?; grep -E "SUMMARY|disagree|error" /tmp/san.txt | tail -2
+    echo "$tool [$cfg] rc=$rc"
+  done
+done
+} > $O/r8-sanitizer.txt 2>&1
+grep "rc=" $O/r8-sanitizer.txt
+(cd $B && timeout 200 ctest -L gpu -V) > $O/gputests.txt 2>&1; echo "ctest -L gpu rc=$?"
+grep -E "^[0-9]+: [0-9]+ passed|tests passed|Failed" $O/gputests.txt | tail -12
