@@ -14,7 +14,7 @@
 
 #include "runtime/internal.h"
 
-#define KGI_SPACE_MAX_DIMS 24
+#define KGI_SPACE_MAX_DIMS 32
 #define KGI_SPACE_MAX_TEMPLATES 16
 #define KGI_SPACE_MAX_COMBINATIONS 2000000L
 

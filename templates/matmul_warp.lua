@@ -23,7 +23,8 @@
 -- `stages` buffers filled by asynchronous copies (cp.async), so the copy of
 -- tile t + stages - 1 overlaps the multiplication of tile t; with stages = 1
 -- through registers (the next tile is loaded before the current one is
--- multiplied and stored after, into the other of two buffers). Shared memory
+-- multiplied and stored after, into the other of two buffers; with ba = 1
+-- only A, while B's copies go into that buffer with cp.async). Shared memory
 -- holds A as As[k][m] (at = 1, "transposed": a lane reads its tm rows as one
 -- 16-byte vector) or As[m][k] (at = 0: it reads 4 values of k at once); B as
 -- Bs[k][n] (bt = 0) or Bs[n][k] (bt = 1). `pad` floats per shared row move
@@ -97,6 +98,8 @@ T.params = {
     doc = "floats per global copy (2, 4: 8- and 16-byte copies; need aligned pointers and ld)" },
   { name = "stages", type = "int", default = 2, values = { 1, 2, 3, 4 },
     doc = "1: register prefetch into 2 buffers; 2-4: ring of cp.async buffers" },
+  { name = "ba", type = "int", default = 0, values = { 0, 1 },
+    doc = "stages=1: 1 copies B's tiles with cp.async into the two buffers (only A goes through registers), so fewer registers are held across the multiplication" },
   { name = "mid", type = "int", default = 0, values = { 0, 1 },
     doc = "1: the next tile's copies (cp.async: issued; register prefetch: stored to shared memory) halfway through the multiplication of the current one; 0: before it (cp.async) or after it (registers)" },
   { name = "raster", type = "int", default = 1, min = 1, max = 64,
@@ -138,6 +141,7 @@ T.space = {
   pad = { 4 },
   vec = { 1, 4 },
   stages = { 1, 2, 3 },
+  ba = { 0, 1 },
   mid = { 0 },
   raster = { 1, 8 },
   splitk = { 1, 2, 4, 8, 64 },
@@ -187,7 +191,7 @@ function T.check(cfg, limits)
       return fail("vec=%d needs %s (the contiguous extent of the %s tile in layout %s) to be a multiple of %d; %s=%d",
         cfg.vec, op.cont_name, op.name, cfg.layout, cfg.vec, op.cont_name, op.cont_ext)
     end
-    if d.async and op.direct and op.stride % cfg.vec ~= 0 then
+    if op.async and op.direct and op.stride % cfg.vec ~= 0 then
       return fail("vec=%d with stages=%d copies %d bytes straight into %s, whose rows of %d floats (pad=%d) are not %d-byte aligned",
         cfg.vec, cfg.stages, 4 * cfg.vec, op.smem, op.stride, cfg.pad, 4 * cfg.vec)
     end
@@ -223,6 +227,10 @@ function T.check(cfg, limits)
   end
   if d.async and limits.sm < 80 then
     return fail("stages=%d uses cp.async, which needs sm_80 or newer (target %s); use stages=1",
+      cfg.stages, limits.name)
+  end
+  if cfg.ba == 1 and (cfg.stages ~= 1 or limits.sm < 80) then
+    return fail("ba=1 copies B with cp.async inside the register-prefetch pipeline: it needs stages=1 (got %d) and sm_80 or newer (target %s)",
       cfg.stages, limits.name)
   end
   if cfg.minb > 1 and (d.threads * cfg.minb > limits.max_threads_per_sm
@@ -293,8 +301,9 @@ local function emit_header(w, cfg, d, meta)
     d.smem, d.dynamic and "dynamic" or "static", d.nbuf, d.stage_floats))
   w:comment(string.format("  pipeline            %s", d.async
     and string.format("cp.async ring of %d stages (copy of tile t+%d overlaps tile t)", cfg.stages, cfg.stages - 1)
-    or string.format("register prefetch: tile t+1 loaded before tile t is multiplied, 2 buffers; stored %s",
-      cfg.mid == 1 and "halfway through the multiplication" or "after it")))
+    or string.format("register prefetch: tile t+1 loaded before tile t is multiplied, 2 buffers; stored %s%s",
+      cfg.mid == 1 and "halfway through the multiplication" or "after it",
+      cfg.ba == 1 and "; B copied with cp.async instead (ba=1)" or "")))
   w:comment(string.format("  fragment reads      %d value(s) of k per read; A %s, B %s", d.kg,
     d.A.scont and string.format("%d floats along m", d.A.fvec) or string.format("%d floats along k", d.kg),
     d.B.scont and string.format("%d floats along n", d.B.fvec) or string.format("%d floats along k", d.kg)))
@@ -680,25 +689,43 @@ local function emit_main_loop(w, cfg, d)
     w:line("rs = rs == %d ? 0 : rs + 1;", cfg.stages - 1)
     w:close()
   else
-    for _, op in ipairs({ A, B }) do
+    local staged = B.async and { A } or { A, B } -- operands through registers
+    for _, op in ipairs(staged) do
       for i = 0, op.per_thread - 1 do w:line("%s %s_reg%d;", VEC_TYPE[op.cvec], op.p, i) end
     end
-    local function fetch(k0, kcheck)
+    -- bdst: with ba = 1 B's tile goes straight into that buffer (cp.async)
+    local function fetch(k0, kcheck, bdst)
       w:line("const int k0 = %s;", k0)
       copy.emit_fetch(w, cfg, d, A, kcheck)
-      copy.emit_fetch(w, cfg, d, B, kcheck)
+      if B.async then
+        w:line("float* bs = %s;", bdst)
+        copy.emit_async(w, cfg, d, B, "bs", kcheck)
+        w:line("kgen_cp_async_commit();")
+      else
+        copy.emit_fetch(w, cfg, d, B, kcheck)
+      end
     end
     w:open("")
-    fetch(checked and first_k0 or string.format("kt0 * %d", cfg.bk), checked)
+    fetch(checked and first_k0 or string.format("kt0 * %d", cfg.bk), checked, string.format("smem + %d", B.base))
     w:close()
     copy.emit_stash(w, d, A, "smem")
-    copy.emit_stash(w, d, B, string.format("(smem + %d)", B.base))
+    if B.async then
+      w:linec("asm volatile(\"cp.async.wait_group 0;\\n\" ::);", "B's first tile has landed (this thread's copies)")
+    else
+      copy.emit_stash(w, d, B, string.format("(smem + %d)", B.base))
+    end
     w:line("__syncthreads();")
     w:open("for (int t = 0; t < ktiles; ++t)")
     w:line("const int cur = t & 1;")
     w:open("if (t + 1 < ktiles)")
-    w:comment("Prefetch the next tile into registers; the loads fly during the multiplication.")
-    fetch(checked and string.format("(kt0 + t) * %d", cfg.bk) or string.format("(kt0 + t + 1) * %d", cfg.bk), false)
+    if B.async then
+      w:comment("Prefetch the next tile: A into registers, B with cp.async into the other buffer (its")
+      w:comment("readers passed the last barrier); both fly during the multiplication.")
+    else
+      w:comment("Prefetch the next tile into registers; the loads fly during the multiplication.")
+    end
+    fetch(checked and string.format("(kt0 + t) * %d", cfg.bk) or string.format("(kt0 + t + 1) * %d", cfg.bk), false,
+      string.format("smem + (cur ^ 1) * %d + %d", d.stage_floats, B.base))
     w:close()
     w:line("const float* as = smem + cur * %d;", d.stage_floats)
     w:line("const float* bs = smem + cur * %d + %d;", d.stage_floats, B.base)
@@ -708,9 +735,11 @@ local function emit_main_loop(w, cfg, d)
       end
       w:open("if (t + 1 < ktiles)")
       w:line("float* nas = smem + (cur ^ 1) * %d;", d.stage_floats)
-      w:line("float* nbs = smem + (cur ^ 1) * %d + %d;", d.stage_floats, B.base)
       copy.emit_stash(w, d, A, "nas")
-      copy.emit_stash(w, d, B, "nbs")
+      if not B.async then
+        w:line("float* nbs = smem + (cur ^ 1) * %d + %d;", d.stage_floats, B.base)
+        copy.emit_stash(w, d, B, "nbs")
+      end
       w:close()
     end
     if cfg.mid == 1 then
@@ -718,6 +747,9 @@ local function emit_main_loop(w, cfg, d)
     else
       emit_compute(w, cfg, d, "as", "bs")
       stash()
+    end
+    if B.async then
+      w:linec("asm volatile(\"cp.async.wait_group 0;\\n\" ::);", "B's next tile has landed (this thread's copies)")
     end
     w:linec("__syncthreads();", "stores visible; reads of `cur` done")
     w:close()

@@ -20,7 +20,7 @@ local function copies(list, cfg, d, op, shape)
     return plan.outer_k(op, l, c + e)
   end
   list[#list + 1] = {
-    name = string.format("%s %s tile from %s", d.async and "cp.async" or "load", op.name, op.ptr),
+    name = string.format("%s %s tile from %s", op.async and "cp.async" or "load", op.name, op.ptr),
     space = "global", op = "load", array = op.ptr, width = 4 * op.cvec, iters = op.per_thread,
     addr = function(tid, i)
       local o, k = element(tid, i, 0)

@@ -23,13 +23,15 @@ local function lane(v, w, e) return w == 1 and v or (v .. "." .. LANES[e + 1]) e
 
 -- The PTX helpers the kernel uses (only those).
 function M.emit_helpers(w, d)
-  if not d.async then return end
+  if not (d.A.async or d.B.async) then return end
   w:comment("Asynchronous copies global -> shared (sm_80+): `bytes` of the copy are read, the rest zero-filled.")
   w:open("__device__ __forceinline__ unsigned kgen_smem(const float* p)")
   w:line("return static_cast<unsigned>(__cvta_generic_to_shared(p));")
   w:close()
   local sizes = {}
-  for _, op in ipairs({ d.A, d.B }) do sizes[4 * op.cvec] = true end
+  for _, op in ipairs({ d.A, d.B }) do
+    if op.async then sizes[4 * op.cvec] = true end
+  end
   for _, size in ipairs({ 4, 8, 16 }) do
     if sizes[size] then
       w:open("__device__ __forceinline__ void kgen_cp_async%d(float* dst, const float* src, int bytes)", size)
@@ -55,7 +57,7 @@ function M.compact(cfg, d, op)
   op.compact = false
   if cfg.cc ~= 1 or op.cvec ~= 1 or op.per_thread < 2 then return nil end
   -- the register path (stages = 1) only for direct copies along a contiguous M or N
-  if not d.async and not (op.direct and op.gcont) then return nil end
+  if not op.async and not (op.direct and op.gcont) then return nil end
   local offs = {}
   for tid = 0, d.threads - 1 do
     local l0, c0 = plan.copy_coords(d, op, tid, 0)

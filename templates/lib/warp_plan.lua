@@ -57,7 +57,9 @@ local function operands(cfg, d)
     op.cont_ext = op.gcont and op.ext or cfg.bk
     op.line_ext = op.gcont and cfg.bk or op.ext
     op.cont_name = op.gcont and op.pname or "bk"
-    if d.async and not op.direct then
+    -- ba = 1: B through cp.async inside the register-prefetch pipeline
+    op.async = d.async or (op.p == "b" and cfg.ba == 1)
+    if op.async and not op.direct then
       op.cvec = 1
       op.chunk = widest({ 8, 4, 2, 1 }, op.cont_ext)
     else
@@ -126,7 +128,7 @@ function M.derive(cfg)
   d.entry = string.format("kgen_mmw_%s_%dx%dx%d_w%dx%d%s_t%dx%d_l%d_a%db%d_p%d_v%d_s%d_r%d_k%d%s%s_o%d_b%d",
     cfg.layout, cfg.bm, cfg.bn, cfg.bk, cfg.wm, cfg.wn, cfg.wk > 1 and string.format("x%d", cfg.wk) or "",
     cfg.tm, cfg.tn, cfg.ln, cfg.at, cfg.bt,
-    cfg.pad, cfg.vec, cfg.stages, cfg.raster, cfg.splitk, (cfg.cc == 1 and "c" or "") .. (d.sk and "sk" or "") .. (d.cl and "cl" or "") .. (cfg.mid == 1 and "m" or ""),
+    cfg.pad, cfg.vec, cfg.stages, cfg.raster, cfg.splitk, (cfg.cc == 1 and "c" or "") .. (d.sk and "sk" or "") .. (d.cl and "cl" or "") .. (cfg.mid == 1 and "m" or "") .. (cfg.ba == 1 and "ba" or ""),
     d.red4 and "v4" or "",
     cfg.minb, cfg.bounds)
   return d

@@ -77,6 +77,12 @@ static const char *const configs[] = {
     "bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8 mid=1",
     "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=1 cc=1 mid=1 splitk=2 red=4",
     "bm=64 bn=64 bk=8 wm=32 wn=32 stages=4 vec=2 mid=1",
+    /* B through cp.async inside the register-prefetch pipeline (ba): direct
+     * and transposing B copies, compact single floats, split-K, mid */
+    "bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8 ba=1", /* index 42: tn and nn */
+    "bm=64 bn=128 bk=16 wm=32 wn=64 stages=1 vec=1 cc=1 ba=1 splitk=2 red=4",
+    "bm=64 bn=64 bk=8 wm=32 wn=32 stages=1 vec=2 ba=1 mid=1",
+    "bm=64 bn=64 bk=32 wm=32 wn=32 wk=2 stages=1 vec=4 ba=1 splitk=3 red=4",
 };
 #define NCONFIGS (int)(sizeof configs / sizeof *configs)
 
@@ -94,6 +100,7 @@ static const char *const sk_configs[] = {
     "bm=128 bn=256 bk=16 wm=64 wn=64 stages=3 raster=8 vec=1 sk=1 red=4 cc=1",
     "bm=64 bn=128 bk=16 wm=32 wn=32 stages=3 raster=1 sk=1",
     "bm=64 bn=64 bk=8 wm=32 wn=32 stages=2 vec=2 sk=1 red=4 minb=2",
+    "bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8 sk=1 red=4 ba=1",
 };
 #define NSK (int)(sizeof sk_configs / sizeof *sk_configs)
 

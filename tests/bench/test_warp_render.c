@@ -49,6 +49,10 @@ static const struct {
     {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 raster=8 vec=1 cc=1 splitk=3 cl=1", 0, 0},
     {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8 vec=1 cc=1", 255, 0},
     {"bm=128 bn=128 bk=8 wm=64 wn=32 stages=2 vec=2 splitk=8 cl=1 layout=tt", 0, 0},
+    /* ba=1: B through cp.async in the register pipeline holds fewer registers */
+    {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8 ba=1", 224, 0},
+    {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=1 vec=1 cc=1 ba=1 splitk=2 red=4", 0, 0},
+    {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=1 vec=2 ba=1 mid=1 layout=nt", 0, 1},
 };
 
 /* configuration, a word the rejection must contain */
@@ -68,6 +72,8 @@ static const struct {
     {"sk=1 splitk=2", "sk=1"},
     {"sk=2", "sk"},
     {"cc=1 stages=1", "cc=1"},
+    {"ba=1 stages=2", "ba=1"},
+    {"ba=2", "ba"},
     {"cl=1", "splitk"},
     {"cl=1 splitk=9", "splitk"},
     {"cl=1 splitk=2 red=4", "red=1"},
