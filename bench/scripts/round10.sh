@@ -14,16 +14,7 @@ for g in large mid small; do
 done
 { timeout 150 $B/tests/bench/test_warp_gpu; echo "test_warp_gpu rc=$?"; } > $O/tests.txt 2>&1
 tail -3 $O/tests.txt
-S=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-{
-for cfg in "bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 vec=4 ba=1" "bm=64 bn=128 bk=16 wm=32 wn=64 stages=1 vec=1 cc=1 ba=1 splitk=2 red=4" \
-           "bm=64 bn=64 bk=8 wm=32 wn=32 stages=1 vec=2 ba=1 mid=1 layout=nt"; do
-  for tool in racecheck memcheck synccheck; do
-    timeout 60 $S --tool $tool --error-exitcode 9 $B/gen/kgen run --template matmul_warp --config "$cfg" \
-      --m 131 --n 264 --k 100 --alpha 1.5 --beta -0.5 --reps 1 > /tmp/san.txt 2>&1
-    rc=$?; grep -E "SUMMARY|disagree|error" /tmp/san.txt | tail -2
-    echo "$tool [$cfg] rc=$rc"
-  done
-done
-} > $O/r10-sanitizer.txt 2>&1
+bash bench/scripts/sanitize.sh $B "131 264 100 1" "bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 vec=4 ba=1" "bm=64 bn=128 bk=16 wm=32 wn=64 stages=1 vec=1 cc=1 ba=1 splitk=2 red=4" \
+  "bm=64 bn=64 bk=8 wm=32 wn=32 stages=1 vec=2 ba=1 mid=1 layout=nt" \
+  > $O/r10-sanitizer.txt 2>&1
 grep "rc=" $O/r10-sanitizer.txt

@@ -11,16 +11,7 @@ H=$B/bench/kgen-harness
 { timeout 150 $B/tests/bench/test_warp_gpu; echo "test_warp_gpu rc=$?"; } > $O/tests.txt 2>&1
 tail -3 $O/tests.txt
 timeout 300 $H --configs bench/configs/r7-mid.txt --shapes bench/configs/r7-shapes.txt --csv $O/r7-mid.csv > $O/r7.txt 2>&1; echo "r7 rc=$?"
-S=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-{
-for cfg in "bm=64 bn=128 bk=48 wm=32 wn=64 wk=3 stages=3 vec=4" "bm=64 bn=64 bk=32 wm=32 wn=32 wk=4 stages=2 splitk=3 red=4" \
-           "bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 mid=1" "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=1 cc=1 mid=1"; do
-  for tool in racecheck memcheck synccheck; do
-    timeout 60 $S --tool $tool --error-exitcode 9 $B/gen/kgen run --template matmul_warp --config "$cfg" \
-      --m 131 --n 264 --k 100 --alpha 1.5 --beta -0.5 --reps 1 > /tmp/san.txt 2>&1
-    rc=$?; grep -E "SUMMARY|disagree|error" /tmp/san.txt | tail -2
-    echo "$tool [$cfg] rc=$rc"
-  done
-done
-} > $O/r7-sanitizer.txt 2>&1
+bash bench/scripts/sanitize.sh $B "131 264 100 1" "bm=64 bn=128 bk=48 wm=32 wn=64 wk=3 stages=3 vec=4" "bm=64 bn=64 bk=32 wm=32 wn=32 wk=4 stages=2 splitk=3 red=4" \
+  "bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 mid=1" "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=1 cc=1 mid=1" \
+  > $O/r7-sanitizer.txt 2>&1
 grep "rc=" $O/r7-sanitizer.txt

@@ -22,19 +22,10 @@ for ov in 1 0; do
   KGEN_OVERLAP=$ov KGEN_DB=$PWD/$B/tune.db KGEN_VERBOSE=1 timeout 120 $B/bench/kgen-bench \
     --csv $O/r8-bench-ov$ov.csv >> $O/r8-bench.txt 2>&1; echo "bench overlap=$ov rc=$?"
 done
-S=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-{
-for cfg in "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=4 splitk=3 red=4 cc=1" \
-           "bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 vec=4 splitk=4 red=4" \
-           "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=1 sk=1 red=1"; do
-  for tool in racecheck memcheck synccheck; do
-    timeout 60 $S --tool $tool --error-exitcode 9 $B/gen/kgen run --template matmul_warp --config "$cfg" \
-      --m 1000 --n 264 --k 300 --alpha 1.5 --beta -0.5 --reps 2 > /tmp/san.txt 2>&1
-    rc=$?; grep -E "SUMMARY|disagree|error" /tmp/san.txt | tail -2
-    echo "$tool [$cfg] rc=$rc"
-  done
-done
-} > $O/r8-sanitizer.txt 2>&1
+bash bench/scripts/sanitize.sh $B "1000 264 300 2" "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=4 splitk=3 red=4 cc=1" \
+  "bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 vec=4 splitk=4 red=4" \
+  "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=1 sk=1 red=1" \
+  > $O/r8-sanitizer.txt 2>&1
 grep "rc=" $O/r8-sanitizer.txt
 (cd $B && timeout 200 ctest -L gpu -V) > $O/gputests.txt 2>&1; echo "ctest -L gpu rc=$?"
 grep -E "^[0-9]+: [0-9]+ passed|tests passed|Failed" $O/gputests.txt | tail -12
