@@ -33,7 +33,10 @@
 -- Edges: the interior runs without checks. Rows (or columns) a thread
 -- copies past the edge of M (N) are clamped to the last one, so its loads
 -- stay inside the matrix and their results are never stored; vectors that
--- straddle the edge of a contiguous M or N axis read only the floats inside.
+-- straddle the edge of a contiguous M or N axis read only the floats inside
+-- (inside the K loop that case, an extent not a multiple of the vector, is
+-- tested once per tile rather than per copy). pred = 1 predicates the K
+-- loop's copies of the next tile instead of branching around them.
 -- The last tile of K, the only one that can be partial, is multiplied first:
 -- its copy (in the prologue) zero-fills past K, and no copy inside the K
 -- loop checks anything. Stores check M and N. A transposing copy through
@@ -102,6 +105,8 @@ T.params = {
     doc = "stages=1: 1 copies B's tiles with cp.async into the two buffers (only A goes through registers), so fewer registers are held across the multiplication" },
   { name = "mid", type = "int", default = 0, values = { 0, 1 },
     doc = "1: the next tile's copies (cp.async: issued; register prefetch: stored to shared memory) halfway through the multiplication of the current one; 0: before it (cp.async) or after it (registers)" },
+  { name = "pred", type = "int", default = 0, values = { 0, 1 },
+    doc = "1: the K loop's copies of the next tile are predicated (past the last tile they read nothing) instead of skipped by a branch, so the loop body is one block ptxas can schedule" },
   { name = "raster", type = "int", default = 1, min = 1, max = 64,
     doc = "block order: groups of this many block rows for L2 reuse (1: row by row)" },
   { name = "splitk", type = "int", default = 1, min = 1, max = 256,
@@ -143,6 +148,7 @@ T.space = {
   stages = { 1, 2, 3 },
   ba = { 0, 1 },
   mid = { 0 },
+  pred = { 0, 1 },
   raster = { 1, 8 },
   splitk = { 1, 2, 4, 8, 64 },
   cl = { 0, 1 },
@@ -645,13 +651,13 @@ local function emit_main_loop(w, cfg, d)
     w:comment("only its copy checks K and the loop's copies run without checks.")
   end
   if d.async then
-    local function issue(stage, k0, kcheck)
+    local function issue(stage, k0, kcheck, gate)
       local as, bs = bufs(stage)
       w:line("const int k0 = %s;", k0)
       w:line("float* as = %s;", as)
       w:line("float* bs = %s;", bs)
-      copy.emit_async(w, cfg, d, A, "as", kcheck)
-      copy.emit_async(w, cfg, d, B, "bs", kcheck)
+      copy.emit_async(w, cfg, d, A, "as", kcheck, gate)
+      copy.emit_async(w, cfg, d, B, "bs", kcheck, gate)
     end
     w:comment(string.format("Prologue: start the copies of the first %d tile%s, one commit group each.",
       cfg.stages - 1, cfg.stages > 2 and "s" or ""))
@@ -674,9 +680,15 @@ local function emit_main_loop(w, cfg, d)
       if cfg.mid == 1 then
         w:comment("Start the copies of a later tile halfway: its buffer's readers passed the barrier.")
       end
-      w:open("if (t + %d < ktiles)", cfg.stages - 1)
+      if cfg.pred == 1 then
+        w:open("")
+        w:linec(string.format("const bool more = t + %d < ktiles;", cfg.stages - 1),
+          "past the last tile the copies read nothing (no branch)")
+      else
+        w:open("if (t + %d < ktiles)", cfg.stages - 1)
+      end
       issue("ws", checked and string.format("(kt0 + t + %d) * %d", cfg.stages - 2, cfg.bk)
-        or string.format("(kt0 + t + %d) * %d", cfg.stages - 1, cfg.bk), false)
+        or string.format("(kt0 + t + %d) * %d", cfg.stages - 1, cfg.bk), false, cfg.pred == 1 and "more" or nil)
       w:close()
       w:line("kgen_cp_async_commit();")
       w:line("ws = ws == %d ? 0 : ws + 1;", cfg.stages - 1)
@@ -688,21 +700,24 @@ local function emit_main_loop(w, cfg, d)
     emit_compute(w, cfg, d, "as", "bs", cfg.mid == 1 and next_copies or nil)
     w:line("rs = rs == %d ? 0 : rs + 1;", cfg.stages - 1)
     w:close()
+    if cfg.pred == 1 then
+      w:linec("asm volatile(\"cp.async.wait_group 0;\\n\" ::);", "the zero-filling copies past the last tile have landed")
+    end
   else
     local staged = B.async and { A } or { A, B } -- operands through registers
     for _, op in ipairs(staged) do
       for i = 0, op.per_thread - 1 do w:line("%s %s_reg%d;", VEC_TYPE[op.cvec], op.p, i) end
     end
     -- bdst: with ba = 1 B's tile goes straight into that buffer (cp.async)
-    local function fetch(k0, kcheck, bdst)
+    local function fetch(k0, kcheck, bdst, gate)
       w:line("const int k0 = %s;", k0)
-      copy.emit_fetch(w, cfg, d, A, kcheck)
+      copy.emit_fetch(w, cfg, d, A, kcheck, gate)
       if B.async then
         w:line("float* bs = %s;", bdst)
-        copy.emit_async(w, cfg, d, B, "bs", kcheck)
+        copy.emit_async(w, cfg, d, B, "bs", kcheck, gate)
         w:line("kgen_cp_async_commit();")
       else
-        copy.emit_fetch(w, cfg, d, B, kcheck)
+        copy.emit_fetch(w, cfg, d, B, kcheck, gate)
       end
     end
     w:open("")
@@ -717,7 +732,12 @@ local function emit_main_loop(w, cfg, d)
     w:line("__syncthreads();")
     w:open("for (int t = 0; t < ktiles; ++t)")
     w:line("const int cur = t & 1;")
-    w:open("if (t + 1 < ktiles)")
+    if cfg.pred == 1 then
+      w:open("")
+      w:linec("const bool more = t + 1 < ktiles;", "after the last tile the loads read nothing (no branch)")
+    else
+      w:open("if (t + 1 < ktiles)")
+    end
     if B.async then
       w:comment("Prefetch the next tile: A into registers, B with cp.async into the other buffer (its")
       w:comment("readers passed the last barrier); both fly during the multiplication.")
@@ -725,7 +745,7 @@ local function emit_main_loop(w, cfg, d)
       w:comment("Prefetch the next tile into registers; the loads fly during the multiplication.")
     end
     fetch(checked and string.format("(kt0 + t) * %d", cfg.bk) or string.format("(kt0 + t + 1) * %d", cfg.bk), false,
-      string.format("smem + (cur ^ 1) * %d + %d", d.stage_floats, B.base))
+      string.format("smem + (cur ^ 1) * %d + %d", d.stage_floats, B.base), cfg.pred == 1 and "more" or nil)
     w:close()
     w:line("const float* as = smem + cur * %d;", d.stage_floats)
     w:line("const float* bs = smem + cur * %d + %d;", d.stage_floats, B.base)
@@ -733,7 +753,12 @@ local function emit_main_loop(w, cfg, d)
       if cfg.mid == 1 then
         w:comment("Store the next tile halfway: the other buffer's readers passed the last barrier.")
       end
-      w:open("if (t + 1 < ktiles)")
+      if cfg.pred == 1 then
+        w:open("")
+        w:comment("Unconditional: after the last tile this stores zeros into the idle buffer.")
+      else
+        w:open("if (t + 1 < ktiles)")
+      end
       w:line("float* nas = smem + (cur ^ 1) * %d;", d.stage_floats)
       copy.emit_stash(w, d, A, "nas")
       if not B.async then

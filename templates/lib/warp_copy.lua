@@ -5,7 +5,11 @@
 -- Edges. A row (or column) a thread copies past the edge of M (N) is
 -- clamped to the last one: its loads stay inside the matrix and their
 -- results are never stored. Vectors along a contiguous M or N axis that
--- straddle the edge read only the floats inside (`nv`); past K (only the
+-- straddle the edge read only the floats inside (`nv`); inside the K loop,
+-- where that extent is a multiple of the vector (tested once per tile), no
+-- vector straddles and those wholly past the edge read the first vector of
+-- their line instead (results never stored), without a branch per copy;
+-- past K (only the
 -- tile copied with kcheck) the shared tile gets zeros, so that it adds
 -- nothing. A source whose copy reads nothing is the operand's base pointer,
 -- always a valid address.
@@ -144,22 +148,37 @@ function M.emit_setup(w, cfg, d, op)
       src = string.format("%s + (size_t)%s * %s + %s", op.ptr, row, op.ld, c)
     end
     w:line("const float* %s_src%d = %s;", op.p, i, src)
+    if i == 0 and M.even_split(cfg, op) then
+      w:linec(string.format("const bool %s_even = %s %% %d == 0;", op.p, op.limit, op.cvec),
+        string.format("no %d-float vector straddles %s (each lies inside, or past it)", op.cvec, op.limit))
+    end
     local dst = op.scont and emit.add(plan.mul(k, op.stride), o) or emit.add(plan.mul(o, op.stride), k)
     w:line("const int %s_dst%d = %s;", op.p, i, dst)
   end
 end
 
+-- Vectors along a contiguous M or N that may straddle its edge: the K loop
+-- tests once per tile, uniformly, whether that extent is a multiple of the
+-- vector (then every vector lies wholly inside or past the edge, and those
+-- past it load from the operand's base row instead: their values go only
+-- to outputs that are never stored), instead of branching per copy.
+function M.even_split(cfg, op)
+  return op.gcont and cfg.bounds == 1 and op.cvec > 1 and not op.compact
+end
+
 -- Floats of copy i inside the matrix, as an expression: the literal cvec
 -- when nothing can be outside.
-local function valid_expr(cfg, op, i, kcheck)
+local function valid_expr(cfg, op, i, kcheck, gate)
   local full = tostring(op.cvec)
+  local nv = full
   if op.gcont then
-    local nv = (cfg.bounds == 1 and op.cvec > 1) and string.format("%s_nv%d", op.p, i) or full
-    if kcheck then return string.format("(k0 + %s_l%d < K ? %s : 0)", op.p, i, nv) end
-    return nv
+    nv = (cfg.bounds == 1 and op.cvec > 1) and string.format("%s_nv%d", op.p, i) or full
+    if kcheck then nv = string.format("(k0 + %s_l%d < K ? %s : 0)", op.p, i, nv) end
+  elseif kcheck then
+    nv = string.format("min(max(K - (k0 + %s_c%d), 0), %d)", op.p, i, op.cvec)
   end
-  if kcheck then return string.format("min(max(K - (k0 + %s_c%d), 0), %d)", op.p, i, op.cvec) end
-  return full
+  if gate then return string.format("(%s ? %s : 0)", gate, nv) end
+  return nv
 end
 
 -- The source of copy i for the tile at k0.
@@ -187,7 +206,7 @@ local function walk_to(w, op, at, dl)
 end
 
 -- Compact copies (M.compact) of the tile at k0 into `buf`.
-local function emit_async_compact(w, cfg, d, op, buf, kcheck, offs)
+local function emit_async_compact(w, cfg, d, op, buf, kcheck, offs, gate)
   -- gcont: the source walks down the lines: `p` is at line dl_at
   local dl_at
   local function one(i, checked_col)
@@ -203,6 +222,7 @@ local function emit_async_compact(w, cfg, d, op, buf, kcheck, offs)
       src = string.format("%s_row%d + %s", op.p, e.dl, e.dc == 0 and "k0" or emit.add("k0", e.dc))
       if kcheck then conds[#conds + 1] = string.format("k0 + %s_c%d < K", op.p, i) end
     end
+    if gate then conds[#conds + 1] = gate end
     local guarded = open_guard(w, d, op, i)
     if #conds == 0 then
       w:line("kgen_cp_async4(%s, %s, 4);", dst, src)
@@ -229,16 +249,20 @@ local function emit_async_compact(w, cfg, d, op, buf, kcheck, offs)
 end
 
 -- The copy of one operand tile (at k0) with cp.async into buffer `buf`.
-function M.emit_async(w, cfg, d, op, buf, kcheck)
+-- `gate`, when given, is a C condition: where it is false the copies read
+-- nothing and zero-fill (a predicate instead of a branch around them).
+function M.emit_async(w, cfg, d, op, buf, kcheck, gate)
   local offs = M.compact(cfg, d, op)
-  if offs then return emit_async_compact(w, cfg, d, op, buf, kcheck, offs) end
+  if offs then return emit_async_compact(w, cfg, d, op, buf, kcheck, offs, gate) end
   for i = 0, op.per_thread - 1 do
     local guarded = open_guard(w, d, op, i)
-    local nv = valid_expr(cfg, op, i, kcheck)
+    local nv = valid_expr(cfg, op, i, kcheck, gate)
     local dst = string.format("%s + %s_dst%d", buf, op.p, i)
     local src = src_expr(op, i)
-    if nv == tostring(op.cvec) then
-      w:line("kgen_cp_async%d(%s, %s, %d);", 4 * op.cvec, dst, src, 4 * op.cvec)
+    if valid_expr(cfg, op, i, kcheck) == tostring(op.cvec) then
+      -- nothing outside the matrix: the gate, if any, only sets the size
+      w:line("kgen_cp_async%d(%s, %s, %s);", 4 * op.cvec, dst, src,
+        gate and string.format("%s ? %d : 0", gate, 4 * op.cvec) or tostring(4 * op.cvec))
     elseif op.cvec == 1 then
       w:line("kgen_cp_async4(%s, %s ? %s : %s, %s ? 4 : 0);", dst, nv, src, op.ptr, nv)
     else
@@ -253,7 +277,7 @@ end
 
 -- Register path, compact copies (direct, along a contiguous M or N): one
 -- pointer walks down the lines; a copy past M or N (or K) loads nothing.
-local function emit_fetch_compact(w, cfg, d, op, kcheck, offs)
+local function emit_fetch_compact(w, cfg, d, op, kcheck, offs, gate)
   w:open("")
   w:line("const float* p = %s_src + (size_t)k0 * %s;", op.p, op.ld)
   local at = 0
@@ -263,6 +287,7 @@ local function emit_fetch_compact(w, cfg, d, op, kcheck, offs)
     local conds = {}
     if cfg.bounds == 1 then conds[#conds + 1] = string.format("%d < %s_in", e.dc, op.p) end
     if kcheck then conds[#conds + 1] = string.format("k0 + %s_l%d < K", op.p, i) end
+    if gate then conds[#conds + 1] = gate end
     local src = e.dc == 0 and "*p" or string.format("p[%d]", e.dc)
     local reg = string.format("%s_reg%d", op.p, i)
     local guarded = open_guard(w, d, op, i)
@@ -273,17 +298,36 @@ local function emit_fetch_compact(w, cfg, d, op, kcheck, offs)
   w:close()
 end
 
--- Register path: loads copy i of the tile at k0 into registers <p>_reg<i>.
-function M.emit_fetch(w, cfg, d, op, kcheck)
+-- Register path: loads copy i of the tile at k0 into registers <p>_reg<i>
+-- (`gate` false: loads nothing; the registers get zeros).
+function M.emit_fetch(w, cfg, d, op, kcheck, gate)
   local offs = M.compact(cfg, d, op)
-  if offs then return emit_fetch_compact(w, cfg, d, op, kcheck, offs) end
+  if offs then return emit_fetch_compact(w, cfg, d, op, kcheck, offs, gate) end
+  if not kcheck and M.even_split(cfg, op) then
+    w:open("if (%s_even)", op.p)
+    for i = 0, op.per_thread - 1 do
+      local guarded = open_guard(w, d, op, i)
+      local load = string.format("*reinterpret_cast<const %s*>(%s)", VEC_TYPE[op.cvec], src_expr(op, i))
+      if gate then
+        w:line("%s_reg%d = %s ? %s : make_%s(%s);", op.p, i, gate, load, VEC_TYPE[op.cvec],
+          string.rep("0.0f", op.cvec, ", "))
+      else
+        w:line("%s_reg%d = %s;", op.p, i, load)
+      end
+      if guarded then w:close() end
+    end
+    w:reopen("else")
+  end
   for i = 0, op.per_thread - 1 do
     local reg = string.format("%s_reg%d", op.p, i)
-    local nv = valid_expr(cfg, op, i, kcheck)
+    local nv = valid_expr(cfg, op, i, kcheck, gate)
     if not open_guard(w, d, op, i) then w:open("") end
     w:line("const float* src = %s;", src_expr(op, i))
     local vload = string.format("%s = *reinterpret_cast<const %s*>(src);", reg, VEC_TYPE[op.cvec])
-    if nv == tostring(op.cvec) then
+    if valid_expr(cfg, op, i, kcheck) == tostring(op.cvec) and gate then
+      w:line("%s = %s ? *reinterpret_cast<const %s*>(src) : %s;", reg, gate, VEC_TYPE[op.cvec],
+        op.cvec == 1 and "0.0f" or string.format("make_%s(%s)", VEC_TYPE[op.cvec], string.rep("0.0f", op.cvec, ", ")))
+    elseif nv == tostring(op.cvec) then
       w:line(vload)
     elseif op.cvec == 1 then
       w:line("%s = %s ? *src : 0.0f;", reg, nv)
@@ -299,6 +343,7 @@ function M.emit_fetch(w, cfg, d, op, kcheck)
     end
     w:close()
   end
+  if not kcheck and M.even_split(cfg, op) then w:close() end
 end
 
 -- Register path: stores the registers into buffer `buf`.

@@ -83,6 +83,19 @@ static const char *const configs[] = {
     "bm=64 bn=128 bk=16 wm=32 wn=64 stages=1 vec=1 cc=1 ba=1 splitk=2 red=4",
     "bm=64 bn=64 bk=8 wm=32 wn=32 stages=1 vec=2 ba=1 mid=1",
     "bm=64 bn=64 bk=32 wm=32 wn=32 wk=2 stages=1 vec=4 ba=1 splitk=3 red=4",
+    /* the next tile's copies predicated instead of branched around (pred):
+     * register path (vector, compact and ba), cp.async ring (vector, single
+     * floats, compact), mid, warp groups, split-K, clusters */
+    "bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8 pred=1",
+    "bm=128 bn=256 bk=16 wm=64 wn=64 stages=3 raster=8 vec=1 pred=1",
+    "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=1 cc=1 raster=8 pred=1",
+    "bm=64 bn=128 bk=16 wm=32 wn=64 stages=1 vec=4 ba=1 splitk=3 red=4 pred=1",
+    "bm=64 bn=128 bk=8 wm=32 wn=64 stages=1 vec=1 cc=1 pred=1", /* index 50: tn and nn */
+    "bm=64 bn=64 bk=8 wm=32 wn=32 stages=4 vec=2 mid=1 pred=1",
+    "bm=64 bn=128 bk=32 wm=32 wn=64 wk=2 stages=1 vec=4 pred=1",
+    "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=1 cc=1 splitk=3 cl=1 pred=1",
+    "bm=64 bn=64 bk=16 wm=32 wn=32 stages=2 vec=4 splitk=2 pred=1",
+    "bm=128 bn=128 bk=16 wm=64 wn=32 stages=1 vec=2 ba=1 mid=1 pred=1",
 };
 #define NCONFIGS (int)(sizeof configs / sizeof *configs)
 
@@ -101,6 +114,8 @@ static const char *const sk_configs[] = {
     "bm=64 bn=128 bk=16 wm=32 wn=32 stages=3 raster=1 sk=1",
     "bm=64 bn=64 bk=8 wm=32 wn=32 stages=2 vec=2 sk=1 red=4 minb=2",
     "bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8 sk=1 red=4 ba=1",
+    "bm=128 bn=256 bk=16 wm=64 wn=64 stages=3 raster=8 vec=1 sk=1 red=4 cc=1 pred=1",
+    "bm=64 bn=128 bk=16 wm=32 wn=64 stages=1 raster=8 sk=1 red=4 pred=1",
 };
 #define NSK (int)(sizeof sk_configs / sizeof *sk_configs)
 

@@ -53,6 +53,12 @@ static const struct {
     {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8 ba=1", 224, 0},
     {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=1 vec=1 cc=1 ba=1 splitk=2 red=4", 0, 0},
     {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=1 vec=2 ba=1 mid=1 layout=nt", 0, 1},
+    /* pred=1: no branch around the next tile's copies; the compact 64 x 128
+     * kernel then needs fewer registers than pred=0's 167 */
+    {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 raster=8 vec=1 cc=1 pred=1", 160, 0},
+    {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8 pred=1", 255, 0},
+    {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=1 vec=4 ba=1 splitk=3 red=4 pred=1 layout=tn", 0, 0},
+    {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=4 vec=2 mid=1 pred=1 layout=tt", 0, 1},
 };
 
 /* configuration, a word the rejection must contain */
@@ -80,6 +86,7 @@ static const struct {
     {"stages=5", "stages"},
     {"ln=3", "ln"},
     {"tn=2 wn=32 red=4", "red=4"},
+    {"pred=2", "pred"},
 };
 
 /* Calls accesses(cfg, shape) and checks every address it lists. */
@@ -189,6 +196,20 @@ int main(void)
         }
         CHECK_MSG(cl == (strstr(a->text, "__cluster_dims__(1, 1,") != NULL), "%s: cluster dimensions exactly when cl=1",
                   cfg);
+        /* pred=1: the K loop's next-tile copies are gated by `more`, never
+         * skipped by a branch on the tile count */
+        int pred = strstr(a->config, "pred=1 ") != NULL;
+        CHECK_MSG(pred == (strstr(a->text, "const bool more = t + ") != NULL) &&
+                      pred == !(strstr(a->text, "if (t + 1 < ktiles)") || strstr(a->text, "if (t + 2 < ktiles)") ||
+                                strstr(a->text, "if (t + 3 < ktiles)")),
+                  "%s: the next tile's copies predicated exactly when pred=1", cfg);
+        /* vectors along N (B in nn and tn) through registers with bound
+         * checks: one test per tile of whether N is a multiple of the vector */
+        int even = strstr(a->config, "stages=1 ") && strstr(a->config, "ba=0 ") && strstr(a->config, "bounds=1 ") &&
+                   !strstr(a->config, "vec=1 ") && (strstr(a->config, "layout=nn") || strstr(a->config, "layout=tn"));
+        if (even)
+            CHECK_MSG(strstr(a->text, "const bool b_even = N % ") && strstr(a->text, "if (b_even)"),
+                      "%s: B's edge vectors tested once per tile", cfg);
         CHECK_MSG(sk == (a->geo.grid[0].dim == 'P') && (!sk || a->pre_geo.grid[0].dim == 'P'),
                   "%s: a persistent grid (P) exactly for stream-K, its beta kernel's too", cfg);
         kgi_nvrtc_result r;
