@@ -48,7 +48,8 @@ typedef struct choice {
  * winners of `kgen tune` -- 128x256 tiles with 64x64 warp tiles won every
  * large square (0.96-0.97 of cuBLAS FP32), 64x128 with a 3-stage cp.async
  * pipeline the 1000-8192 shapes with fewer tiles (without vector loads:
- * 32x64 warp tiles and compact single-float copies, cc=1, 0.96 at
+ * 32x64 warp tiles, compact single-float copies, cc=1, predicated rather
+ * than branched around at the last tile, pred=1, 0.96 at
  * 3001x2999x1531), 32x32 the tiny ones.
  * The other rows use the seed-style template with tiles scaled to their
  * architecture's resources (measured on sm_90 only: at 2048^3 128x128x8/8x8
@@ -77,7 +78,7 @@ static const deflt defaults[] = {
     /* with vec=1 the single-stage large tile spills; three stages do not */
     {90, {{"matmul_warp", WARP_LARGE " stages=1 vec=4", WARP_LARGE " stages=3 vec=1", 128, 256},
           {"matmul_warp", "bm=64 bn=128 bk=16 wm=32 wn=32 tm=4 tn=4 stages=3 raster=8 splitk=1" WARP,
-           "bm=64 bn=128 bk=16 wm=32 wn=64 tm=4 tn=4 stages=3 raster=8 splitk=1 cc=1 ln=8 at=1 bt=0 pad=4 vec=1 red=1 minb=1 bounds=1",
+           "bm=64 bn=128 bk=16 wm=32 wn=64 tm=4 tn=4 stages=3 raster=8 splitk=1 cc=1 pred=1 ln=8 at=1 bt=0 pad=4 vec=1 red=1 minb=1 bounds=1",
            64, 128},
           {"matmul_warp", "bm=32 bn=32 bk=16 wm=16 wn=32 tm=2 tn=4 stages=3 raster=1 splitk=1" WARP, NULL, 32, 32}},
      1},
