@@ -298,6 +298,23 @@ static int split_k(const deflt *row, const kg_gemm *g, int sms, int *tier)
 }
 
 /*
+ * Stream-K for the large tile (sk=1, red=4) where its tiles make two waves
+ * or more with a partial last one and K is long: kgen tune's winner at
+ * 4096^3 (512 tiles, 3.9 waves: +1.7 %) and 8192^3 (15.5 waves: +1.7 %) on
+ * the H200, bench/NOTES.md technique 27; at 2048^3 (128 tiles, under one
+ * wave) it lost. Only with vector loads: the single-float large tile spills
+ * with stream-K (technique 27). `row->splitk` marks the templates that have it.
+ */
+static int stream_k(const deflt *row, const kg_gemm *g, int sms, int tier, int slices, int unaligned)
+{
+    if (!row->splitk || tier != 0 || slices > 1 || unaligned || g->k < 1024)
+        return 0;
+    long long tiles = (long long)((g->m + row->tier[0].bm - 1) / row->tier[0].bm) *
+                      ((g->n + row->tier[0].bn - 1) / row->tier[0].bn);
+    return tiles >= 2LL * sms && tiles % sms != 0;
+}
+
+/*
  * The configuration for `g` in `layout`: tuned, else the default, adapted
  * to the call. On KG_OK *src is rendered and `why` says where it came from.
  */
@@ -340,12 +357,19 @@ static kg_status choose(kg_context *ctx, const char *layout, const kg_gemm *g, c
         set_param(config, config_len, "splitk", sv);
         set_param(config, config_len, "red", "4");
     }
+    int sk = stream_k(row, g, ctx->limits.ref_sm_count > 0 ? ctx->limits.ref_sm_count : 1, tier, slices, unaligned);
+    if (sk) {
+        set_param(config, config_len, "sk", "1");
+        set_param(config, config_len, "red", "4");
+    }
     snprintf(tmpl, tmpl_len, "%s", row->tier[tier].tmpl);
     snprintf(why, why_len, "default for sm_%d (table row sm_%d, %s tile %dx%d for %d SMs): %s", ctx->arch, row->sm,
              tier_name[tier], row->tier[tier].bm, row->tier[tier].bn, ctx->limits.ref_sm_count,
              dbwhy[0] ? dbwhy : "no tuning entry");
     if (slices > 1)
         note(why, why_len, "; K split in %d slices: the output makes too few tiles for the SMs", slices);
+    if (sk)
+        note(why, why_len, "; stream-K: the tiles' last wave is partial");
     if (unaligned)
         note(why, why_len, "; A, B, lda or ldb allow no 16-byte loads: the tier's configuration with no vector loads");
     st = try_config(ctx, tmpl, config, config_len, g, src, why, why_len);

@@ -113,10 +113,19 @@ int main(void)
     char config[512], why[1024];
     CHECK(kg_matmul_explain(ctx, "nn", 4096, 4096, 4096, config, sizeof config, why, sizeof why) == KG_OK);
     CHECK_MSG(strstr(why, "matmul_warp") && strstr(config, "bn=256") && strstr(config, "vec=4") &&
-              strstr(config, "stages=1"), "4096^3: %s (%s)", config, why);
+              strstr(config, "stages=1") && strstr(config, "sk=1") && strstr(config, "red=4"),
+              "4096^3: 512 large tiles, 3.9 waves: stream-K: %s (%s)", config, why);
+    CHECK(kg_matmul_explain(ctx, "nn", 2048, 2048, 2048, config, sizeof config, why, sizeof why) == KG_OK);
+    CHECK_MSG(strstr(config, "bn=256") && strstr(config, "sk=0"), "2048^3: under one wave, no stream-K: %s (%s)",
+              config, why);
+    CHECK(kg_matmul_explain(ctx, "nn", 4224, 4096, 4096, config, sizeof config, why, sizeof why) == KG_OK);
+    CHECK_MSG(strstr(config, "bn=256") && strstr(config, "sk=0"), "33 x 16 = 4 x 132 tiles, whole waves: %s (%s)",
+              config, why);
+    CHECK(kg_matmul_explain(ctx, "nn", 8192, 8192, 128, config, sizeof config, why, sizeof why) == KG_OK);
+    CHECK_MSG(strstr(config, "sk=0"), "K = 128 is too short for stream-K: %s (%s)", config, why);
     CHECK(kg_matmul_explain(ctx, "tt", 4096, 4096, 4095, config, sizeof config, why, sizeof why) == KG_OK);
     CHECK_MSG(strstr(config, "bn=256") && strstr(config, "vec=1") && strstr(config, "stages=3") &&
-              strstr(config, "layout=tt"), "K=4095 (ldb = K is not a multiple of 4 in tt): %s (%s)", config, why);
+              strstr(config, "sk=0") && strstr(config, "layout=tt"), "K=4095 (ldb = K is not a multiple of 4 in tt): %s (%s)", config, why);
     CHECK(kg_matmul_explain(ctx, "nn", 1000, 1000, 300, config, sizeof config, why, sizeof why) == KG_OK);
     CHECK_MSG(strstr(why, "medium") && strstr(config, "bn=128") && strstr(config, "splitk=1"),
               "1000 x 1000 x 300: %s (%s)", config, why);
