@@ -160,8 +160,8 @@ end
 -- Vectors along a contiguous M or N that may straddle its edge: the K loop
 -- tests once per tile, uniformly, whether that extent is a multiple of the
 -- vector (then every vector lies wholly inside or past the edge, and those
--- past it load from the operand's base row instead: their values go only
--- to outputs that are never stored), instead of branching per copy.
+-- past it load the first vector of their line instead: their values go
+-- only to outputs that are never stored), instead of branching per copy.
 function M.even_split(cfg, op)
   return op.gcont and cfg.bounds == 1 and op.cvec > 1 and not op.compact
 end
