@@ -239,19 +239,23 @@ static kg_status try_config(kg_context *ctx, const char *tmpl, char *config, siz
     return KG_OK;
 }
 
+/* Tiles of tier t's block tile over an m x n output. */
+static long long tier_tiles(const deflt *row, int t, int m, int n)
+{
+    return (long long)((m + row->tier[t].bm - 1) / row->tier[t].bm) * ((n + row->tier[t].bn - 1) / row->tier[t].bn);
+}
+
 /* The default table's row for the context's architecture (or the newest
  * older one) and the tier the shape takes. */
-static const char *default_config(kg_context *ctx, int m, int n, int *tier_out, const deflt **row_out)
+static const char *default_config(kg_context *ctx, int m, int n, int sms, int *tier_out, const deflt **row_out)
 {
     const deflt *row = &defaults[0];
     for (size_t i = 0; i < sizeof defaults / sizeof *defaults; i++)
         if (defaults[i].sm <= ctx->arch)
             row = &defaults[i];
-    int sms = ctx->limits.ref_sm_count > 0 ? ctx->limits.ref_sm_count : 1;
     int tier = 2;
     for (int t = 0; t < 2; t++) {
-        long long tiles = (long long)((m + row->tier[t].bm - 1) / row->tier[t].bm) *
-                          ((n + row->tier[t].bn - 1) / row->tier[t].bn);
+        long long tiles = tier_tiles(row, t, m, n);
         /* the large tile runs one block per SM: it must also leave its last
          * wave at least 85% full, or run 4 waves or more (3001x2999 makes
          * 288 128x256 tiles, 2.18 waves: the medium tile ran 13% faster) */
@@ -285,8 +289,7 @@ static int split_k(const deflt *row, const kg_gemm *g, int sms, int *tier)
     int t = 0;
     while (t < 2 && (row->tier[t].bm > g->m || row->tier[t].bn > g->n))
         t++;
-    long long tiles = (long long)((g->m + row->tier[t].bm - 1) / row->tier[t].bm) *
-                      ((g->n + row->tier[t].bn - 1) / row->tier[t].bn);
+    long long tiles = tier_tiles(row, t, g->m, g->n);
     long long target = t == 0 ? sms : 2LL * sms;
     if (2 * tiles >= target)
         return 1;
@@ -309,8 +312,7 @@ static int stream_k(const deflt *row, const kg_gemm *g, int sms, int tier, int s
 {
     if (!row->splitk || tier != 0 || slices > 1 || unaligned || g->k < 1024)
         return 0;
-    long long tiles = (long long)((g->m + row->tier[0].bm - 1) / row->tier[0].bm) *
-                      ((g->n + row->tier[0].bn - 1) / row->tier[0].bn);
+    long long tiles = tier_tiles(row, 0, g->m, g->n);
     return tiles >= 2LL * sms && tiles % sms != 0;
 }
 
@@ -343,8 +345,9 @@ static kg_status choose(kg_context *ctx, const char *layout, const kg_gemm *g, c
     }
     int tier;
     const deflt *row;
-    const char *dflt = default_config(ctx, g->m, g->n, &tier, &row);
-    int slices = split_k(row, g, ctx->limits.ref_sm_count > 0 ? ctx->limits.ref_sm_count : 1, &tier);
+    int sms = ctx->limits.ref_sm_count > 0 ? ctx->limits.ref_sm_count : 1;
+    const char *dflt = default_config(ctx, g->m, g->n, sms, &tier, &row);
+    int slices = split_k(row, g, sms, &tier);
     if (slices > 1)
         dflt = row->tier[tier].config;
     int unaligned = row->tier[tier].unaligned && align_class(g->a, g->lda, g->b, g->ldb) < 4;
@@ -357,7 +360,7 @@ static kg_status choose(kg_context *ctx, const char *layout, const kg_gemm *g, c
         set_param(config, config_len, "splitk", sv);
         set_param(config, config_len, "red", "4");
     }
-    int sk = stream_k(row, g, ctx->limits.ref_sm_count > 0 ? ctx->limits.ref_sm_count : 1, tier, slices, unaligned);
+    int sk = stream_k(row, g, sms, tier, slices, unaligned);
     if (sk) {
         set_param(config, config_len, "sk", "1");
         set_param(config, config_len, "red", "4");

@@ -646,6 +646,18 @@ local function emit_main_loop(w, cfg, d)
       string.format("smem + %s", emit.add(off, B.base))
   end
   local first_k0 = string.format("(kt0 + ktiles - 1) * %d", cfg.bk)
+  -- Opens the block of the next tile's copies, `ahead` tiles on: skipped by
+  -- a branch past the last tile, or (pred = 1) always entered with `more`
+  -- false there; returns the gate for the copies (nil: none).
+  local function open_next(ahead, why)
+    if cfg.pred ~= 1 then
+      w:open("if (t + %d < ktiles)", ahead)
+      return nil
+    end
+    w:open("")
+    w:linec(string.format("const bool more = t + %d < ktiles;", ahead), why)
+    return "more"
+  end
   if checked then
     w:comment("The last tile of K (the only one that may be partial) is multiplied first, so that")
     w:comment("only its copy checks K and the loop's copies run without checks.")
@@ -680,15 +692,9 @@ local function emit_main_loop(w, cfg, d)
       if cfg.mid == 1 then
         w:comment("Start the copies of a later tile halfway: its buffer's readers passed the barrier.")
       end
-      if cfg.pred == 1 then
-        w:open("")
-        w:linec(string.format("const bool more = t + %d < ktiles;", cfg.stages - 1),
-          "past the last tile the copies read nothing (no branch)")
-      else
-        w:open("if (t + %d < ktiles)", cfg.stages - 1)
-      end
+      local gate = open_next(cfg.stages - 1, "past the last tile the copies read nothing (no branch)")
       issue("ws", checked and string.format("(kt0 + t + %d) * %d", cfg.stages - 2, cfg.bk)
-        or string.format("(kt0 + t + %d) * %d", cfg.stages - 1, cfg.bk), false, cfg.pred == 1 and "more" or nil)
+        or string.format("(kt0 + t + %d) * %d", cfg.stages - 1, cfg.bk), false, gate)
       w:close()
       w:line("kgen_cp_async_commit();")
       w:line("ws = ws == %d ? 0 : ws + 1;", cfg.stages - 1)
@@ -732,12 +738,7 @@ local function emit_main_loop(w, cfg, d)
     w:line("__syncthreads();")
     w:open("for (int t = 0; t < ktiles; ++t)")
     w:line("const int cur = t & 1;")
-    if cfg.pred == 1 then
-      w:open("")
-      w:linec("const bool more = t + 1 < ktiles;", "after the last tile the loads read nothing (no branch)")
-    else
-      w:open("if (t + 1 < ktiles)")
-    end
+    local gate = open_next(1, "after the last tile the loads read nothing (no branch)")
     if B.async then
       w:comment("Prefetch the next tile: A into registers, B with cp.async into the other buffer (its")
       w:comment("readers passed the last barrier); both fly during the multiplication.")
@@ -745,7 +746,7 @@ local function emit_main_loop(w, cfg, d)
       w:comment("Prefetch the next tile into registers; the loads fly during the multiplication.")
     end
     fetch(checked and string.format("(kt0 + t) * %d", cfg.bk) or string.format("(kt0 + t + 1) * %d", cfg.bk), false,
-      string.format("smem + (cur ^ 1) * %d + %d", d.stage_floats, B.base), cfg.pred == 1 and "more" or nil)
+      string.format("smem + (cur ^ 1) * %d + %d", d.stage_floats, B.base), gate)
     w:close()
     w:line("const float* as = smem + cur * %d;", d.stage_floats)
     w:line("const float* bs = smem + cur * %d + %d;", d.stage_floats, B.base)

@@ -168,17 +168,28 @@ end
 
 -- Floats of copy i inside the matrix, as an expression: the literal cvec
 -- when nothing can be outside.
-local function valid_expr(cfg, op, i, kcheck, gate)
+local function valid_expr(cfg, op, i, kcheck)
   local full = tostring(op.cvec)
-  local nv = full
   if op.gcont then
-    nv = (cfg.bounds == 1 and op.cvec > 1) and string.format("%s_nv%d", op.p, i) or full
-    if kcheck then nv = string.format("(k0 + %s_l%d < K ? %s : 0)", op.p, i, nv) end
-  elseif kcheck then
-    nv = string.format("min(max(K - (k0 + %s_c%d), 0), %d)", op.p, i, op.cvec)
+    local nv = (cfg.bounds == 1 and op.cvec > 1) and string.format("%s_nv%d", op.p, i) or full
+    if kcheck then return string.format("(k0 + %s_l%d < K ? %s : 0)", op.p, i, nv) end
+    return nv
   end
-  if gate then return string.format("(%s ? %s : 0)", gate, nv) end
-  return nv
+  if kcheck then return string.format("min(max(K - (k0 + %s_c%d), 0), %d)", op.p, i, op.cvec) end
+  return full
+end
+
+-- `nv` (floats read) under `gate` (nil: none): nothing where it is false.
+local function gated(nv, gate)
+  return gate and string.format("(%s ? %s : 0)", gate, nv) or nv
+end
+
+-- `reg = the vector at src`, or zeros where `gate` is false.
+local function vector_load(op, reg, src, gate)
+  local load = string.format("*reinterpret_cast<const %s*>(%s)", VEC_TYPE[op.cvec], src)
+  if not gate then return string.format("%s = %s;", reg, load) end
+  local zero = op.cvec == 1 and "0.0f" or string.format("make_%s(%s)", VEC_TYPE[op.cvec], string.rep("0.0f", op.cvec, ", "))
+  return string.format("%s = %s ? %s : %s;", reg, gate, load, zero)
 end
 
 -- The source of copy i for the tile at k0.
@@ -256,10 +267,11 @@ function M.emit_async(w, cfg, d, op, buf, kcheck, gate)
   if offs then return emit_async_compact(w, cfg, d, op, buf, kcheck, offs, gate) end
   for i = 0, op.per_thread - 1 do
     local guarded = open_guard(w, d, op, i)
-    local nv = valid_expr(cfg, op, i, kcheck, gate)
+    local all = valid_expr(cfg, op, i, kcheck)
+    local nv = gated(all, gate)
     local dst = string.format("%s + %s_dst%d", buf, op.p, i)
     local src = src_expr(op, i)
-    if valid_expr(cfg, op, i, kcheck) == tostring(op.cvec) then
+    if all == tostring(op.cvec) then
       -- nothing outside the matrix: the gate, if any, only sets the size
       w:line("kgen_cp_async%d(%s, %s, %s);", 4 * op.cvec, dst, src,
         gate and string.format("%s ? %d : 0", gate, 4 * op.cvec) or tostring(4 * op.cvec))
@@ -307,34 +319,25 @@ function M.emit_fetch(w, cfg, d, op, kcheck, gate)
     w:open("if (%s_even)", op.p)
     for i = 0, op.per_thread - 1 do
       local guarded = open_guard(w, d, op, i)
-      local load = string.format("*reinterpret_cast<const %s*>(%s)", VEC_TYPE[op.cvec], src_expr(op, i))
-      if gate then
-        w:line("%s_reg%d = %s ? %s : make_%s(%s);", op.p, i, gate, load, VEC_TYPE[op.cvec],
-          string.rep("0.0f", op.cvec, ", "))
-      else
-        w:line("%s_reg%d = %s;", op.p, i, load)
-      end
+      w:line(vector_load(op, string.format("%s_reg%d", op.p, i), src_expr(op, i), gate))
       if guarded then w:close() end
     end
     w:reopen("else")
   end
   for i = 0, op.per_thread - 1 do
     local reg = string.format("%s_reg%d", op.p, i)
-    local nv = valid_expr(cfg, op, i, kcheck, gate)
+    local all = valid_expr(cfg, op, i, kcheck)
+    local nv = gated(all, gate)
     if not open_guard(w, d, op, i) then w:open("") end
     w:line("const float* src = %s;", src_expr(op, i))
-    local vload = string.format("%s = *reinterpret_cast<const %s*>(src);", reg, VEC_TYPE[op.cvec])
-    if valid_expr(cfg, op, i, kcheck) == tostring(op.cvec) and gate then
-      w:line("%s = %s ? *reinterpret_cast<const %s*>(src) : %s;", reg, gate, VEC_TYPE[op.cvec],
-        op.cvec == 1 and "0.0f" or string.format("make_%s(%s)", VEC_TYPE[op.cvec], string.rep("0.0f", op.cvec, ", ")))
-    elseif nv == tostring(op.cvec) then
-      w:line(vload)
+    if all == tostring(op.cvec) then
+      w:line(vector_load(op, reg, "src", gate))
     elseif op.cvec == 1 then
       w:line("%s = %s ? *src : 0.0f;", reg, nv)
     else
       w:line("const int nv = %s;", nv)
       w:open("if (nv == %d)", op.cvec)
-      w:line(vload)
+      w:line(vector_load(op, reg, "src"))
       w:reopen("else")
       for e = 0, op.cvec - 1 do
         w:line("%s = nv > %d ? src[%d] : 0.0f;", lane(reg, op.cvec, e), e, e)
