@@ -109,7 +109,14 @@ static int shape_admits(kgi_tuner *t, int c, const kgi_compiled *cc)
     kg_gemm g = {sh->m, sh->n, sh->k, t->o->alpha, t->o->beta, p, layout[0] == 't' ? sh->m : sh->k, p,
                  layout[1] == 't' ? sh->k : sh->n, (float *)(uintptr_t)4096, sh->n};
     char why[256];
-    if (kgi_geometry_admits(&cc->geo, &g, why, sizeof why))
+    int ok = kgi_geometry_admits(&cc->geo, &g, why, sizeof why);
+    /* pack=1 where neither operand needs packing: the pack=0 kernel again */
+    if (ok && cc->geo.pack_multiple && !kgi_packed_operands(&cc->geo, &g)) {
+        snprintf(why, sizeof why, "pack=1 packs nothing here (lda=%d, ldb=%d and the rows' M or N extent take "
+                 "16-byte copies as given): the same kernel as pack=0", g.lda, g.ldb);
+        ok = 0;
+    }
+    if (ok)
         return 1;
     kgi_result r;
     compiled_result(cc, &r);

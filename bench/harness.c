@@ -188,6 +188,8 @@ static int write_file(const char *dir, const char *name, const char *ext, const 
 /* Which precondition of the kernel the shape breaks, or NULL. */
 static const char *refuses(const kgi_geometry *g, const kgb_problem *p)
 {
+    if (g->pack_multiple > 1)
+        return "pack=1 needs libkgen's launcher (the packed operands' workspace): time it with kgen-bench --config";
     if (p->m % (int)g->m_multiple || p->n % (int)g->n_multiple || p->k % (int)g->k_multiple)
         return "shape not a multiple of the tile";
     if (p->lda % (int)g->ld_multiple || p->ldb % (int)g->ld_multiple)

@@ -657,6 +657,22 @@ kg_status kgi_host_render(kgi_host *h, const char *tmpl, const char *config, con
         /* the pre kernel receives the same arguments: the same layout */
         memcpy(src->pre_geo.layout, src->geo.layout, sizeof src->pre_geo.layout);
     }
+    lua_pop(L, 1);
+    if (lua_getfield(L, -1, "pack") == LUA_TTABLE) {
+        lua_getfield(L, -1, "entry");
+        snprintf(src->pack_entry, sizeof src->pack_entry, "%s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "");
+        lua_pop(L, 1);
+        lua_getfield(L, -1, "multiple");
+        lua_Integer mult = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
+        lua_pop(L, 1);
+        if (!src->pack_entry[0] || mult != 4) {
+            snprintf(err, errlen, "template '%s': render().pack needs an `entry` string and `multiple` = 4",
+                     src->template_name);
+            st = KG_ERR_TEMPLATE;
+            goto fail;
+        }
+        src->geo.pack_multiple = (unsigned)mult;
+    }
     lua_settop(L, top);
     *out = src;
     return KG_OK;

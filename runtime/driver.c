@@ -94,6 +94,19 @@ static int resolve(void *h)
      * launches without it. */
     void *p = dlsym(h, "cuLaunchKernelEx");
     memcpy(&lib.cu.LaunchKernelEx, &p, sizeof p);
+    /* Optional: stream-ordered allocation, for pack = 1 kernels' workspace
+     * (kgi_workspace_alloc says which is missing when it is needed). */
+    static const struct { const char *name; size_t offset; } opt[] = {
+        {"cuMemPoolCreate", offsetof(kgi_cu, MemPoolCreate)},
+        {"cuMemPoolDestroy", offsetof(kgi_cu, MemPoolDestroy)},
+        {"cuMemPoolSetAttribute", offsetof(kgi_cu, MemPoolSetAttribute)},
+        {"cuMemAllocFromPoolAsync", offsetof(kgi_cu, MemAllocFromPoolAsync)},
+        {"cuMemFreeAsync", offsetof(kgi_cu, MemFreeAsync)},
+    };
+    for (size_t i = 0; i < sizeof opt / sizeof *opt; i++) {
+        p = dlsym(h, opt[i].name);
+        memcpy((char *)&lib.cu + opt[i].offset, &p, sizeof p);
+    }
     return 1;
 }
 
@@ -234,12 +247,75 @@ void kgi_driver_close(kg_context *ctx)
     struct kgi_driver *d = ctx->drv;
     if (!d)
         return;
+    /* Outstanding frees complete first; the driver releases the rest then. */
+    if (d->pool)
+        d->cu->MemPoolDestroy(d->pool);
     d->cu->DevicePrimaryCtxRelease(d->dev);
     free(d);
     ctx->drv = NULL;
 }
 
 /* ------------------------------------------------------------ device memory */
+
+kg_status kgi_workspace_alloc(kg_context *ctx, size_t bytes, CUstream stream, CUdeviceptr *out)
+{
+    *out = 0;
+    kg_status st = kgi_drv_enter(ctx);
+    if (st != KG_OK)
+        return st;
+    struct kgi_driver *d = ctx->drv;
+    const kgi_cu *cu = d->cu;
+    const char *missing = !cu->MemPoolCreate ? "cuMemPoolCreate" : !cu->MemPoolDestroy ? "cuMemPoolDestroy"
+                          : !cu->MemPoolSetAttribute ? "cuMemPoolSetAttribute"
+                          : !cu->MemAllocFromPoolAsync ? "cuMemAllocFromPoolAsync"
+                          : !cu->MemFreeAsync ? "cuMemFreeAsync" : NULL;
+    if (missing) {
+        kgi_drv_leave(ctx);
+        return kgi_fail(ctx, KG_ERR_DRIVER,
+                        "the CUDA driver lacks %s (stream-ordered allocation, CUDA 11.2+), which the workspace "
+                        "of a pack=1 kernel needs; use pack=0", missing);
+    }
+    CUresult rc = CUDA_SUCCESS;
+    if (!d->pool) {
+        CUmemPoolProps props;
+        memset(&props, 0, sizeof props);
+        props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+        props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+        props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        props.location.id = (int)d->dev;
+        CUmemoryPool pool;
+        if ((rc = cu->MemPoolCreate(&pool, &props)) != CUDA_SUCCESS) {
+            kgi_drv_leave(ctx);
+            return kgi_cu_fail(ctx, cu, "cuMemPoolCreate", rc);
+        }
+        /* keep freed memory for the next call instead of returning it to
+         * the device at every synchronization */
+        cuuint64_t keep = ~(cuuint64_t)0;
+        if ((rc = cu->MemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep)) != CUDA_SUCCESS) {
+            cu->MemPoolDestroy(pool);
+            kgi_drv_leave(ctx);
+            return kgi_cu_fail(ctx, cu, "cuMemPoolSetAttribute (RELEASE_THRESHOLD)", rc);
+        }
+        d->pool = pool;
+    }
+    rc = cu->MemAllocFromPoolAsync(out, bytes ? bytes : 16, d->pool, stream);
+    kgi_drv_leave(ctx);
+    if (rc != CUDA_SUCCESS) {
+        *out = 0;
+        char call[96];
+        snprintf(call, sizeof call, "cuMemAllocFromPoolAsync of a %zu-byte workspace (packed operands)", bytes);
+        return kgi_cu_fail(ctx, cu, call, rc);
+    }
+    return KG_OK;
+}
+
+void kgi_workspace_free(kg_context *ctx, CUdeviceptr p, CUstream stream)
+{
+    if (!p || kgi_drv_enter(ctx) != KG_OK)
+        return;
+    ctx->drv->cu->MemFreeAsync(p, stream);
+    kgi_drv_leave(ctx);
+}
 
 /* Runs one driver call with the context current; names it on failure. */
 #define DEV_CALL(ctx, name, expr)                                                                  \

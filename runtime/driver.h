@@ -54,6 +54,13 @@ typedef struct kgi_cu {
     CUresult (*EventSynchronize)(CUevent ev);
     CUresult (*EventElapsedTime)(float *ms, CUevent start, CUevent end);
     CUresult (*StreamSynchronize)(CUstream stream);
+    /* optional (CUDA 11.2+ drivers, stream-ordered allocation; pack = 1's
+     * workspace): NULL when the driver lacks them */
+    CUresult (*MemPoolCreate)(CUmemoryPool *pool, const CUmemPoolProps *props);
+    CUresult (*MemPoolDestroy)(CUmemoryPool pool);
+    CUresult (*MemPoolSetAttribute)(CUmemoryPool pool, CUmemPool_attribute attr, void *value);
+    CUresult (*MemAllocFromPoolAsync)(CUdeviceptr *dptr, size_t bytes, CUmemoryPool pool, CUstream stream);
+    CUresult (*MemFreeAsync)(CUdeviceptr dptr, CUstream stream);
 } kgi_cu;
 
 /* A context's hold on its device. */
@@ -63,6 +70,7 @@ struct kgi_driver {
     CUcontext primary;   /* the device's primary context, retained */
     int depth;           /* nesting of kgi_drv_enter */
     int pushed;          /* the outermost enter pushed `primary`; the last leave pops it */
+    CUmemoryPool pool;   /* workspaces (packed operands), created on first use; NULL before */
 };
 
 /* Loads libcuda.so.1 (once per process) and runs cuInit. On failure sets the
@@ -80,6 +88,15 @@ kg_status kgi_cu_fail(kg_context *ctx, const kgi_cu *cu, const char *call, CUres
  * KG_ERR_NO_DEVICE when the context has no device. */
 kg_status kgi_drv_enter(kg_context *ctx);
 void kgi_drv_leave(kg_context *ctx);
+
+/* A workspace of `bytes` on `stream`, stream-ordered from the context's own
+ * memory pool (which keeps what it once held until the context closes, so
+ * repeated calls allocate nothing new): usable by work queued on `stream`
+ * after this call; give it back with kgi_workspace_free on the same stream
+ * after that work. KG_ERR_DRIVER naming the size, or the missing entry point
+ * of a driver older than CUDA 11.2. */
+kg_status kgi_workspace_alloc(kg_context *ctx, size_t bytes, CUstream stream, CUdeviceptr *out);
+void kgi_workspace_free(kg_context *ctx, CUdeviceptr p, CUstream stream);
 
 /* device.c: reads the attributes of device `ordinal` into `info`. */
 kg_status kgi_cu_device_info(kg_context *ctx, const kgi_cu *cu, int ordinal, kg_device_info *info);

@@ -180,6 +180,12 @@ typedef struct kgi_geometry {
     unsigned m_multiple, n_multiple, k_multiple;     /* 1: any */
     unsigned ld_multiple;                            /* lda and ldb */
     unsigned align;                                  /* bytes, A and B */
+    /* 4: the kernel reads A and B through packed copies (kg_source's
+     * pack_entry) whose rows are padded with zeros to multiples of 4 floats;
+     * the launcher makes them for any operand whose leading dimension,
+     * pointer (16 bytes) or contiguous M or N extent is not such a multiple.
+     * 0: no packing. */
+    unsigned pack_multiple;
     char layout[3];
 } kgi_geometry;
 
@@ -195,6 +201,11 @@ struct kg_source {
      * and `entry` waits for it (griddepcontrol.wait) before touching what it
      * wrote, so the launcher may overlap them (programmatic dependent launch) */
     int pre_overlap;
+    /* The packing kernel when geo.pack_multiple > 1 (else pack_entry[0] == 0):
+     * (A, a_rows, a_cols, lda, Ap, ldap, B, b_rows, b_cols, ldb, Bp, ldbp),
+     * grid (ceil(max(ldap, ldbp) / 1024), rows up to 65535, 2), 256 threads;
+     * z = 0 packs A and z = 1 B, an operand given 0 rows is left alone. */
+    char pack_entry[160];
     char config[512];       /* canonical */
     char template_name[64];
     int template_version;
@@ -214,6 +225,9 @@ int kgi_carveout_percent(size_t smem_per_sm, size_t reserved, int blocks, size_t
  * of `requires`, the grid's limits); 0 with the broken precondition named
  * in `why` otherwise. What kg_kernel_launch checks; needs no GPU. */
 int kgi_geometry_admits(const kgi_geometry *geo, const kg_gemm *g, char *why, size_t why_len);
+/* For a kernel with packing (geo->pack_multiple): which operands a launch
+ * on `g` packs, 1 (A) | 2 (B); 0 when the kernel reads both as given. */
+int kgi_packed_operands(const kgi_geometry *geo, const kg_gemm *g);
 
 kgi_host *kgi_host_new(void);
 void kgi_host_free(kgi_host *h);

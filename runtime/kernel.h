@@ -12,6 +12,7 @@ struct kg_kernel {
     CUmodule module;
     CUfunction fn;
     CUfunction pre_fn;       /* NULL: no pre kernel */
+    CUfunction pack_fn;      /* NULL: the kernel reads the caller's operands */
     kgi_geometry geo, pre_geo;
     kg_kernel_info info;
     unsigned persist;        /* a persistent grid ("P"): SMs x fn's blocks per SM */

@@ -169,6 +169,9 @@ typedef struct kg_kernel_info {
     size_t local_bytes;      /* per-thread local memory */
     int overlap;             /* 1: launched to overlap its pre kernel (split-K's beta
                                 pass; programmatic dependent launch, sm_90) */
+    int pack;                /* 1: a launch first copies the operands whose rows do not
+                                hold whole 16-byte vectors into a padded workspace
+                                (pack=1; kg_kernel_launch) */
 } kg_kernel_info;
 
 /* Gets (renders, compiles, loads; or finds cached) a kernel on the device. */
@@ -185,7 +188,12 @@ typedef struct kg_gemm {
 } kg_gemm;
 
 /* Checks the shape against the kernel's preconditions (KG_ERR_SHAPE names
- * the broken one) and launches on `stream` (a CUstream; NULL: default). */
+ * the broken one) and launches on `stream` (a CUstream; NULL: default).
+ * A kernel with info.pack first copies, on the same stream, each operand
+ * whose leading dimension, pointer or contiguous M or N extent is not a
+ * multiple of 4 floats (16 bytes) into a workspace with padded rows; the
+ * workspace comes from a memory pool the context owns and keeps (its
+ * largest size so far) until kg_context_close. */
 kg_status kg_kernel_launch(kg_context *ctx, const kg_kernel *k, const kg_gemm *g, void *stream);
 
 /*

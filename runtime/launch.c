@@ -10,7 +10,12 @@
  * tile, a vector-load kernel refuses unaligned leading dimensions or
  * pointers, each with a message that names the broken precondition. A
  * template's optional `pre` kernel runs just before the main one, on the
- * same stream with the same arguments.
+ * same stream with the same arguments. A kernel with a `pack` kernel
+ * (pack = 1) reads operands whose rows hold whole 16-byte vectors: where
+ * the caller's do not (lda or ldb, the pointer, or a contiguous M or N
+ * extent not a multiple of 4 floats), the launcher first copies them into
+ * a workspace from the context's stream-ordered memory pool, padded with
+ * zeros, and frees it on the same stream after the launch.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -291,7 +296,9 @@ kg_status kgi_load_kernel(kg_context *ctx, const kg_source *src, kg_kernel **out
         goto done;
     }
     if ((rc = cu->ModuleGetFunction(&k->fn, k->module, src->entry)) != CUDA_SUCCESS ||
-        (src->pre_entry[0] && (rc = cu->ModuleGetFunction(&k->pre_fn, k->module, src->pre_entry)) != CUDA_SUCCESS)) {
+        (src->pre_entry[0] && (rc = cu->ModuleGetFunction(&k->pre_fn, k->module, src->pre_entry)) != CUDA_SUCCESS) ||
+        (src->pack_entry[0] && src->geo.pack_multiple == 4 &&
+         (rc = cu->ModuleGetFunction(&k->pack_fn, k->module, src->pack_entry)) != CUDA_SUCCESS)) {
         st = kgi_cu_fail(ctx, cu, "cuModuleGetFunction", rc);
         goto done;
     }
@@ -333,6 +340,7 @@ kg_status kgi_load_kernel(kg_context *ctx, const kg_source *src, kg_kernel **out
     ki->threads = (int)(ki->block[0] * ki->block[1] * ki->block[2]);
     ki->max_blocks_per_sm = blocks;
     ki->overlap = k->overlap;
+    ki->pack = k->pack_fn != NULL;
     /* A persistent grid fills every slot where the kernel can be resident;
      * its pre kernel gets the same grid, so both divide the work alike. */
     k->persist = (unsigned)(ctx->limits.ref_sm_count > 0 ? ctx->limits.ref_sm_count : 1) * (unsigned)blocks;
@@ -457,6 +465,63 @@ static CUresult launch_one(const kgi_cu *cu, CUfunction fn, const kgi_geometry *
                             (unsigned)geo->smem_dynamic, stream, args, NULL);
 }
 
+/* pack = 1: does operand X (stored rows x cols with leading dimension ld)
+ * need its packed copy? cont_mn: its contiguous extent is M or N, which the
+ * kernel reads in whole vectors up to the next multiple of 4. */
+static int needs_pack(const float *p, int ld, int cols, int cont_mn)
+{
+    return ld % 4 != 0 || (uintptr_t)p % 16 != 0 || (cont_mn && cols % 4 != 0);
+}
+
+int kgi_packed_operands(const kgi_geometry *geo, const kg_gemm *g)
+{
+    if (geo->pack_multiple != 4)
+        return 0;
+    int at = geo->layout[0] == 't', bt = geo->layout[1] == 't';
+    return needs_pack(g->a, g->lda, at ? g->m : g->k, at) | needs_pack(g->b, g->ldb, bt ? g->k : g->n, !bt) << 1;
+}
+
+/* Copies the operands that need it (kgi_packed_operands) into a workspace on
+ * `stream`, rows padded with zeros to multiples of 4 floats, and points
+ * `pg` (a copy of g) at them; *ws: the workspace to free after the launch
+ * (0 when nothing was packed). Call with the driver entered. */
+static kg_status pack_operands(kg_context *ctx, const kg_kernel *k, const kg_gemm *g, CUstream stream, kg_gemm *pg,
+                               CUdeviceptr *ws)
+{
+    *pg = *g;
+    *ws = 0;
+    int at = k->geo.layout[0] == 't', bt = k->geo.layout[1] == 't';
+    int a_rows = at ? g->k : g->m, a_cols = at ? g->m : g->k;
+    int b_rows = bt ? g->n : g->k, b_cols = bt ? g->k : g->n;
+    int which = kgi_packed_operands(&k->geo, g), pa = which & 1, pb = which >> 1;
+    if (!pa && !pb)
+        return KG_OK;
+    /* cols <= KGI_MAX_DIM (kgi_basics_ok), so the rounded-up ld fits an int */
+    int ldap = (a_cols + 3) / 4 * 4, ldbp = (b_cols + 3) / 4 * 4;
+    size_t abytes = pa ? (size_t)a_rows * (size_t)ldap * 4 : 0, bbytes = pb ? (size_t)b_rows * (size_t)ldbp * 4 : 0;
+    kg_status st = kgi_workspace_alloc(ctx, abytes + bbytes, stream, ws);
+    if (st != KG_OK)
+        return st;
+    const float *a = pa ? g->a : NULL, *b = pb ? g->b : NULL;
+    float *ap = pa ? (float *)(uintptr_t)*ws : NULL, *bp = pb ? (float *)(uintptr_t)(*ws + abytes) : NULL;
+    int ar = pa ? a_rows : 0, br = pb ? b_rows : 0, lda = g->lda, ldb = g->ldb;
+    void *args[] = {&a, &ar, &a_cols, &lda, &ap, &ldap, &b, &br, &b_cols, &ldb, &bp, &ldbp};
+    int widest = (pa ? ldap : 0) > (pb ? ldbp : 0) ? ldap : ldbp, rows = ar > br ? ar : br;
+    unsigned gx = (unsigned)((widest + 1023) / 1024), gy = (unsigned)(rows < 65535 ? rows : 65535);
+    const kgi_cu *cu = ctx->drv->cu;
+    CUresult rc = cu->LaunchKernel(k->pack_fn, gx, gy, 2, 256, 1, 1, 0, stream, args, NULL);
+    if (rc != CUDA_SUCCESS) {
+        kgi_workspace_free(ctx, *ws, stream);
+        *ws = 0;
+        return kgi_cu_fail(ctx, cu, "cuLaunchKernel (packing the operands)", rc);
+    }
+    if (pa)
+        pg->a = ap, pg->lda = ldap;
+    if (pb)
+        pg->b = bp, pg->ldb = ldbp;
+    return KG_OK;
+}
+
 kg_status kg_kernel_launch(kg_context *ctx, const kg_kernel *k, const kg_gemm *g, void *stream)
 {
     if (!ctx || !k || !g)
@@ -476,28 +541,33 @@ kg_status kg_kernel_launch(kg_context *ctx, const kg_kernel *k, const kg_gemm *g
     if (st != KG_OK)
         return st;
     const kgi_cu *cu = ctx->drv->cu;
-    for (long long r0 = 0; r0 < g->m; r0 += em) {
-        for (long long c0 = 0; c0 < g->n; c0 += en) {
-            int rows = (int)(g->m - r0 < em ? g->m - r0 : em), cols = (int)(g->n - c0 < en ? g->n - c0 : en);
-            kg_gemm part = sub_gemm(&k->geo, g, (int)r0, rows, (int)c0, cols);
+    kg_gemm pg = *g;
+    CUdeviceptr ws = 0;
+    if (k->pack_fn && (st = pack_operands(ctx, k, g, (CUstream)stream, &pg, &ws)) != KG_OK) {
+        kgi_drv_leave(ctx);
+        return st;
+    }
+    for (long long r0 = 0; r0 < pg.m && st == KG_OK; r0 += em) {
+        for (long long c0 = 0; c0 < pg.n && st == KG_OK; c0 += en) {
+            int rows = (int)(pg.m - r0 < em ? pg.m - r0 : em), cols = (int)(pg.n - c0 < en ? pg.n - c0 : en);
+            kg_gemm part = sub_gemm(&k->geo, &pg, (int)r0, rows, (int)c0, cols);
             unsigned grid[3], pgrid[3];
             if (!kgi_grid_of(&k->geo, &part, k->persist, grid, why, sizeof why) ||
                 (k->pre_fn && !kgi_grid_of(&k->pre_geo, &part, k->persist, pgrid, why, sizeof why))) {
-                kgi_drv_leave(ctx);
-                return kgi_fail(ctx, KG_ERR_SHAPE, "%s: %s", k->info.entry, why);
+                st = kgi_fail(ctx, KG_ERR_SHAPE, "%s: %s", k->info.entry, why);
+                break;
             }
             CUresult rc;
             if (k->pre_fn && (rc = launch_one(cu, k->pre_fn, &k->pre_geo, pgrid, &part, (CUstream)stream, 0)) !=
-                                 CUDA_SUCCESS) {
-                kgi_drv_leave(ctx);
-                return kgi_cu_fail(ctx, cu, "cuLaunchKernel (pre kernel)", rc);
-            }
-            if ((rc = launch_one(cu, k->fn, &k->geo, grid, &part, (CUstream)stream, k->overlap)) != CUDA_SUCCESS) {
-                kgi_drv_leave(ctx);
-                return kgi_cu_fail(ctx, cu, k->overlap ? "cuLaunchKernelEx" : "cuLaunchKernel", rc);
-            }
+                                 CUDA_SUCCESS)
+                st = kgi_cu_fail(ctx, cu, "cuLaunchKernel (pre kernel)", rc);
+            else if ((rc = launch_one(cu, k->fn, &k->geo, grid, &part, (CUstream)stream, k->overlap)) != CUDA_SUCCESS)
+                st = kgi_cu_fail(ctx, cu, k->overlap ? "cuLaunchKernelEx" : "cuLaunchKernel", rc);
         }
     }
+    /* stream-ordered: the memory returns to the pool once the kernels
+     * queued before this on `stream` are done with it */
+    kgi_workspace_free(ctx, ws, (CUstream)stream);
     kgi_drv_leave(ctx);
-    return KG_OK;
+    return st;
 }

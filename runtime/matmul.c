@@ -10,7 +10,8 @@
  * Either is adapted to the call before it is used: a kernel without bound
  * checks (bounds=0) is never used on a shape that is not a multiple of its
  * tile -- bounds=1 instead -- and a vector-load kernel (vec>1) falls back to
- * vec=1 where lda, ldb or the A/B pointers are not aligned for vectors.
+ * vec=1 where lda, ldb or the A/B pointers are not aligned for vectors
+ * (a default for a large output packs the operands instead: pack_pays).
  * The alignment class (4, 2 or 1: the widest vector lda, ldb and both
  * pointers allow) is part of the key, so one shape called with aligned and
  * unaligned buffers keeps two kernels.
@@ -317,6 +318,23 @@ static int stream_k(const deflt *row, const kg_gemm *g, int sms, int tier, int s
 }
 
 /*
+ * Packed operands for the large tile (pack=1) where the call allows no
+ * 16-byte loads: the 16-byte kernel on copies of A and B with padded rows
+ * beat the single-float one at 4095^3 on the H200 (0.983 vs 0.954 of
+ * cuBLAS, packing included; bench/NOTES.md technique 29). The copies move
+ * 8 (MK + KN) bytes, at ~3.7 TB/s against ~48 TFLOP/s for the 2MNK of the
+ * product: 52 (1/M + 1/N) of its time, so they pay for themselves only on
+ * large outputs: 1/M + 1/N <= 1/1700 (M = N >= 3400, under 3 %). Only
+ * where the template has it (`row->splitk` marks the warp template).
+ */
+static int pack_pays(const deflt *row, const kg_gemm *g, int tier, int slices)
+{
+    if (!row->splitk || tier != 0 || slices > 1)
+        return 0;
+    return ((long long)g->m + g->n) * 1700 <= (long long)g->m * g->n;
+}
+
+/*
  * The configuration for `g` in `layout`: tuned, else the default, adapted
  * to the call. On KG_OK *src is rendered and `why` says where it came from.
  */
@@ -351,9 +369,12 @@ static kg_status choose(kg_context *ctx, const char *layout, const kg_gemm *g, c
     if (slices > 1)
         dflt = row->tier[tier].config;
     int unaligned = row->tier[tier].unaligned && align_class(g->a, g->lda, g->b, g->ldb) < 4;
-    if (unaligned)
+    int pack = unaligned && pack_pays(row, g, tier, slices);
+    if (unaligned && !pack)
         dflt = row->tier[tier].unaligned;
     snprintf(config, config_len, "%s layout=%s", dflt, layout);
+    if (pack)
+        set_param(config, config_len, "pack", "1");
     if (slices > 1) {
         char sv[16];
         snprintf(sv, sizeof sv, "%d", slices);
@@ -373,7 +394,10 @@ static kg_status choose(kg_context *ctx, const char *layout, const kg_gemm *g, c
         note(why, why_len, "; K split in %d slices: the output makes too few tiles for the SMs", slices);
     if (sk)
         note(why, why_len, "; stream-K: the tiles' last wave is partial");
-    if (unaligned)
+    if (pack)
+        note(why, why_len, "; A, B, lda or ldb allow no 16-byte loads: the 16-byte kernel on packed copies (pack=1), "
+                           "which cost little against this product");
+    else if (unaligned)
         note(why, why_len, "; A, B, lda or ldb allow no 16-byte loads: the tier's configuration with no vector loads");
     st = try_config(ctx, tmpl, config, config_len, g, src, why, why_len);
     if (st != KG_OK)

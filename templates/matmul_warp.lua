@@ -35,7 +35,9 @@
 -- stay inside the matrix and their results are never stored; vectors that
 -- straddle the edge of a contiguous M or N axis read only the floats inside
 -- (inside the K loop that case, an extent not a multiple of the vector, is
--- tested once per tile rather than per copy). pred = 1 predicates the K
+-- tested once per tile rather than per copy; with pack = 1 the runtime
+-- first copies operands whose rows are not 16-byte granular into padded
+-- ones, so vectors never straddle). pred = 1 predicates the K
 -- loop's copies of the next tile instead of branching around them.
 -- The last tile of K, the only one that can be partial, is multiplied first:
 -- its copy (in the prologue) zero-fills past K, and no copy inside the K
@@ -99,6 +101,8 @@ T.params = {
     doc = "extra floats per shared-memory row (bank-conflict padding)" },
   { name = "vec", type = "int", default = 4, values = { 1, 2, 4 },
     doc = "floats per global copy (2, 4: 8- and 16-byte copies; need aligned pointers and ld)" },
+  { name = "pack", type = "int", default = 0, values = { 0, 1 },
+    doc = "vec=4: 1 has the runtime first copy A and B, where their leading dimension, pointer or contiguous M or N extent rules out 16-byte copies, into a workspace whose rows are padded with zeros to multiples of 4 floats, so the 16-byte kernel runs on any shape" },
   { name = "stages", type = "int", default = 2, values = { 1, 2, 3, 4 },
     doc = "1: register prefetch into 2 buffers; 2-4: ring of cp.async buffers" },
   { name = "ba", type = "int", default = 0, values = { 0, 1 },
@@ -145,6 +149,7 @@ T.space = {
   at = { 1 },
   pad = { 4 },
   vec = { 1, 4 },
+  pack = { 0, 1 },
   stages = { 1, 2, 3 },
   ba = { 0, 1 },
   mid = { 0 },
@@ -201,6 +206,9 @@ function T.check(cfg, limits)
       return fail("vec=%d with stages=%d copies %d bytes straight into %s, whose rows of %d floats (pad=%d) are not %d-byte aligned",
         cfg.vec, cfg.stages, 4 * cfg.vec, op.smem, op.stride, cfg.pad, 4 * cfg.vec)
     end
+  end
+  if cfg.pack == 1 and cfg.vec ~= 4 then
+    return fail("pack=1 pads the operands for 16-byte copies: it needs vec=4 (got vec=%d)", cfg.vec)
   end
   if cfg.cc == 1 and not (copy.compact(cfg, d, d.A) or copy.compact(cfg, d, d.B)) then
     return fail("cc=1 changes nothing here: no operand is copied as single floats through cp.async in a pattern that shares pointers (stages=%d, vec=%d); use cc=0",
@@ -942,6 +950,38 @@ local function emit_beta_kernel(w, d)
   w:close()
 end
 
+-- pack = 1: the copy the runtime launches before the others (when an
+-- operand needs it) into its workspace, on a grid of (ceil(max ldp / 1024),
+-- rows (at most 65535), 2): z = 0 packs A, z = 1 B; an operand with 0 rows
+-- is not packed. Row r's floats [0, cols) are copied and [cols, ldp) zeroed,
+-- ldp a multiple of 4, so every 16-byte vector of a packed row is readable
+-- and the kernel's vectors never straddle the edge (lib/warp_copy.lua).
+local function emit_pack_kernel(w, d)
+  w:blank()
+  w:comment("pack = 1: copies of A (z = 0) and B (z = 1) with rows padded to ldp floats (zeros).")
+  w:line("extern \"C\" __global__ void __launch_bounds__(256)")
+  w:line("%s_pack(const float* __restrict__ A, int a_rows, int a_cols, int lda, float* __restrict__ Ap, int ldap,", d.entry)
+  w:line("    const float* __restrict__ B, int b_rows, int b_cols, int ldb, float* __restrict__ Bp, int ldbp)")
+  w:open("")
+  w:line("const bool b = blockIdx.z == 1;")
+  w:line("const float* __restrict__ src = b ? B : A;")
+  w:line("float* __restrict__ dst = b ? Bp : Ap;")
+  w:line("const int rows = b ? b_rows : a_rows, cols = b ? b_cols : a_cols;")
+  w:line("const int ld = b ? ldb : lda, ldp = b ? ldbp : ldap;")
+  w:line("const int c = (blockIdx.x * 256 + threadIdx.x) * 4;")
+  w:line("if (c >= ldp) return;")
+  w:open("for (int r = blockIdx.y; r < rows; r += gridDim.y)")
+  w:line("const float* s = src + (size_t)r * ld + c;")
+  w:line("float4 v;")
+  w:line("v.x = c < cols ? __ldg(s) : 0.0f;")
+  w:line("v.y = c + 1 < cols ? __ldg(s + 1) : 0.0f;")
+  w:line("v.z = c + 2 < cols ? __ldg(s + 2) : 0.0f;")
+  w:line("v.w = c + 3 < cols ? __ldg(s + 3) : 0.0f;")
+  w:line("*reinterpret_cast<float4*>(dst + (size_t)r * ldp + c) = v;")
+  w:close()
+  w:close()
+end
+
 -- stream-K's first kernel, on the same grid of workers: C = beta * C over
 -- the tiles whose pieces will be added atomically (zero when beta == 0).
 local function emit_sk_beta_kernel(w, cfg, d)
@@ -1023,6 +1063,7 @@ function T.render(cfg, meta)
   emit_kernel(w, cfg, d)
   if cfg.splitk > 1 and not d.cl then emit_beta_kernel(w, d) end
   if d.sk then emit_sk_beta_kernel(w, cfg, d) end
+  if cfg.pack == 1 then emit_pack_kernel(w, d) end
   local grid = { { dim = "N", div = cfg.bn, mul = 1 }, { dim = "M", div = cfg.bm, mul = 1 },
                  { dim = "1", div = 1, mul = cfg.splitk } }
   if d.sk then -- one block per resident slot: the runtime's "P"
@@ -1039,11 +1080,15 @@ function T.render(cfg, meta)
       m_multiple = cfg.bounds == 1 and 1 or cfg.bm,
       n_multiple = cfg.bounds == 1 and 1 or cfg.bn,
       k_multiple = cfg.bounds == 1 and 1 or cfg.bk,
-      ld_multiple = cfg.vec,
-      align = 4 * cfg.vec,
+      -- pack = 1: any lda, ldb and float-aligned pointers; the runtime packs
+      ld_multiple = cfg.pack == 1 and 1 or cfg.vec,
+      align = cfg.pack == 1 and 4 or 4 * cfg.vec,
     },
     layout = cfg.layout,
   }
+  if cfg.pack == 1 then
+    result.pack = { entry = d.entry .. "_pack", multiple = 4 }
+  end
   if cfg.splitk > 1 and not d.cl then
     result.pre = {
       entry = d.entry .. "_beta",

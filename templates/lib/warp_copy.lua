@@ -9,7 +9,9 @@
 -- where that extent is a multiple of the vector (tested once per tile), no
 -- vector straddles and those wholly past the edge read the first vector of
 -- their line instead (results never stored), without a branch per copy;
--- past K (only the
+-- with pack = 1 the runtime has padded that extent to a multiple of 4 with
+-- zeros (the operand's packed copy), so vectors read up to there and the
+-- test is one that always holds; past K (only the
 -- tile copied with kcheck) the shared tile gets zeros, so that it adds
 -- nothing. A source whose copy reads nothing is the operand's base pointer,
 -- always a valid address.
@@ -137,7 +139,7 @@ function M.emit_setup(w, cfg, d, op)
     if op.gcont and cfg.bounds == 1 and op.cvec == 1 then
       src = string.format("%s + (size_t)%s * %s + min(%s + %s, %s - 1)", op.ptr, l, op.ld, op.origin, c, op.limit)
     elseif op.gcont and cfg.bounds == 1 then
-      w:line("const int %s_nv%d = min(max(%s - (%s + %s), 0), %d);", op.p, i, op.limit, op.origin, c, op.cvec)
+      w:line("const int %s_nv%d = min(max(%s - (%s + %s), 0), %d);", op.p, i, M.load_limit(cfg, op), op.origin, c, op.cvec)
       src = string.format("%s_nv%d > 0 ? %s + (size_t)%s * %s + %s + %s : %s",
         op.p, i, op.ptr, l, op.ld, op.origin, c, op.ptr)
     elseif op.gcont then
@@ -148,7 +150,14 @@ function M.emit_setup(w, cfg, d, op)
       src = string.format("%s + (size_t)%s * %s + %s", op.ptr, row, op.ld, c)
     end
     w:line("const float* %s_src%d = %s;", op.p, i, src)
-    if i == 0 and M.even_split(cfg, op) then
+    if i == 0 and M.even_split(cfg, op) and cfg.pack == 1 then
+      -- Packed rows (or, unpacked, an extent that is a multiple of 4) never
+      -- straddle; the test stays, on ld, which the compiler cannot fold:
+      -- without the branch NVVM sinks the next tile's loads to their stores
+      -- at the end of the loop, exposing their latency (17 % slower, H200).
+      w:linec(string.format("const bool %s_even = %s %% %d == 0;", op.p, op.ld, op.cvec),
+        string.format("always (pack=1: %s is a multiple of %d); keeps the loads early", op.ld, op.cvec))
+    elseif i == 0 and M.even_split(cfg, op) then
       w:linec(string.format("const bool %s_even = %s %% %d == 0;", op.p, op.limit, op.cvec),
         string.format("no %d-float vector straddles %s (each lies inside, or past it)", op.cvec, op.limit))
     end
@@ -164,6 +173,15 @@ end
 -- only to outputs that are never stored), instead of branching per copy.
 function M.even_split(cfg, op)
   return op.gcont and cfg.bounds == 1 and op.cvec > 1 and not op.compact
+end
+
+-- How far vectors along a contiguous M or N may read: the extent itself,
+-- or with pack = 1 the extent rounded up to 4 floats (the packed rows' zero
+-- padding; the runtime packs every operand whose extent is not a multiple
+-- of 4), so that no vector straddles the edge.
+function M.load_limit(cfg, op)
+  if cfg.pack == 1 and op.gcont then return string.format("((%s + 3) & ~3)", op.limit) end
+  return op.limit
 end
 
 -- Floats of copy i inside the matrix, as an expression: the literal cvec

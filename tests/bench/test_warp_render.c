@@ -58,6 +58,10 @@ static const struct {
     {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 raster=8 vec=1 cc=1 pred=1", 160, 0},
     {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8 pred=1", 255, 0},
     {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=1 vec=4 ba=1 splitk=3 red=4 pred=1 layout=tn", 0, 0},
+    /* pack=1: the 16-byte kernels on packed operands, with the packing kernel */
+    {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8 sk=1 red=4 pack=1", 255, 0},
+    {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=1 vec=4 ba=1 splitk=3 red=4 pack=1 layout=tt", 0, 0},
+    {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 pack=1 layout=nt", 0, 0},
     {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=4 vec=2 mid=1 pred=1 layout=tt", 0, 1},
 };
 
@@ -70,6 +74,7 @@ static const struct {
     {"bn=96 wn=48", "ln*tn"},
     {"wm=128 wn=128 bm=128 bn=128", "outputs per thread"},
     {"bk=6 vec=4", "vec=4"},
+    {"vec=1 pack=1", "pack=1"},
     {"pad=1 vec=4 stages=2 layout=tn at=0", "pad=1"},
     {"bm=256 bn=256 bk=64 wm=64 wn=64 stages=4", "shared memory"},
     {"bm=256 bn=256 wm=32 wn=32", "threads"},
@@ -205,11 +210,29 @@ int main(void)
                   "%s: the next tile's copies predicated exactly when pred=1", cfg);
         /* vectors along N (B in nn and tn) through registers with bound
          * checks: one test per tile of whether N is a multiple of the vector */
+        int packed = strstr(a->config, "pack=1 ") != NULL;
         int even = strstr(a->config, "stages=1 ") && strstr(a->config, "ba=0 ") && strstr(a->config, "bounds=1 ") &&
                    !strstr(a->config, "vec=1 ") && (strstr(a->config, "layout=nn") || strstr(a->config, "layout=tn"));
         if (even)
-            CHECK_MSG(strstr(a->text, "const bool b_even = N % ") && strstr(a->text, "if (b_even)"),
-                      "%s: B's edge vectors tested once per tile", cfg);
+            CHECK_MSG(strstr(a->text, packed ? "const bool b_even = ldb % " : "const bool b_even = N % ") &&
+                          strstr(a->text, "if (b_even)"),
+                      "%s: B's edge vectors tested once per tile (pack=1: a test on ldb that always holds)", cfg);
+        /* pack=1: a packing kernel, any lda and ldb for the launcher to pack;
+         * vectors along N or M read up to the packed rows' padding */
+        CHECK_MSG(packed == (a->pack_entry[0] != 0) && packed == (a->geo.pack_multiple == 4),
+                  "%s: a packing kernel exactly when pack=1", cfg);
+        if (packed) {
+            char pk[200];
+            snprintf(pk, sizeof pk, "%s(const float* __restrict__ A, int a_rows", a->pack_entry);
+            CHECK_MSG(strstr(a->text, pk) && a->geo.ld_multiple == 1 && a->geo.align == 4,
+                      "%s: packing kernel %s in the source, lda/ldb unrestricted (%u, %u bytes)", cfg, a->pack_entry,
+                      a->geo.ld_multiple, a->geo.align);
+            /* every layout but nt has an operand contiguous along M or N */
+            int mn = !strstr(a->config, "layout=nt");
+            CHECK_MSG(!strstr(a->text, "b_even = N") && !strstr(a->text, "a_even = M") &&
+                          mn == (strstr(a->text, "& ~3)") != NULL),
+                      "%s: pack=1 reads vectors up to the packed rows' padding, never tests the extent", cfg);
+        }
         CHECK_MSG(sk == (a->geo.grid[0].dim == 'P') && (!sk || a->pre_geo.grid[0].dim == 'P'),
                   "%s: a persistent grid (P) exactly for stream-K, its beta kernel's too", cfg);
         kgi_nvrtc_result r;

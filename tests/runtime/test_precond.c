@@ -84,6 +84,34 @@ int main(void)
     g.b = PTR(0x100008);
     admits(&v2, g, NULL);
 
+    /* pack=1: any lda, ldb and float-aligned pointers; the launcher packs an
+     * operand whose ld or pointer is not 16-byte granular, or whose
+     * contiguous extent is M or N and not a multiple of 4 */
+    {
+        kg_source *src = NULL;
+        CHECK(kg_render(ctx, "matmul_warp", "bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 vec=4 pack=1", &src) == KG_OK);
+        kgi_geometry pk = src ? src->geo : v4;
+        kg_source_free(src);
+        CHECK(pk.pack_multiple == 4 && pk.ld_multiple == 1 && pk.align == 4);
+        admits(&pk, gemm(4095, 4095, 4095, 4095, 4095, 4095), NULL);
+        CHECK(kgi_packed_operands(&pk, &(kg_gemm){4095, 4095, 4095, 1, 0, PTR(0), 4095, PTR(0x100000), 4095,
+                                                  PTR(0x200000), 4095}) == 3);
+        g = gemm(4096, 4096, 4096, 4096, 4096, 4096);
+        CHECK(kgi_packed_operands(&pk, &g) == 0);
+        g = gemm(4096, 4094, 4094, 4096, 4096, 4096); /* K along A's rows: no; N along B's: yes */
+        CHECK(kgi_packed_operands(&pk, &g) == 2);
+        g.n = 4096;
+        g.a = PTR(4); /* a pointer off the 16-byte grid */
+        CHECK(kgi_packed_operands(&pk, &g) == 1);
+        kgi_geometry p0 = v4;
+        CHECK(kgi_packed_operands(&p0, &g) == 0); /* no packing kernel: never */
+        CHECK(kg_render(ctx, "matmul_warp", "stages=1 vec=4 pack=1 layout=tt", &src) == KG_OK);
+        kgi_geometry tt = src ? src->geo : v4;
+        kg_source_free(src);
+        g = gemm(4094, 4096, 4094, 4096, 4096, 4096); /* tt: A stored K x M (M contiguous), B N x K */
+        CHECK(kgi_packed_operands(&tt, &g) == 1);
+    }
+
     /* leading dimensions against the layout */
     kgi_geometry tn = geometry(ctx, "layout=tn");
     admits(&tn, gemm(50, 40, 30, 50, 40, 40), NULL); /* A stored K x M: lda >= M */
@@ -123,9 +151,15 @@ int main(void)
               config, why);
     CHECK(kg_matmul_explain(ctx, "nn", 8192, 8192, 128, config, sizeof config, why, sizeof why) == KG_OK);
     CHECK_MSG(strstr(config, "sk=0"), "K = 128 is too short for stream-K: %s (%s)", config, why);
+    /* unaligned: a large output packs the operands for the 16-byte kernel,
+     * a smaller one takes the single-float variant */
     CHECK(kg_matmul_explain(ctx, "tt", 4096, 4096, 4095, config, sizeof config, why, sizeof why) == KG_OK);
-    CHECK_MSG(strstr(config, "bn=256") && strstr(config, "vec=1") && strstr(config, "stages=3") &&
-              strstr(config, "sk=0") && strstr(config, "layout=tt"), "K=4095 (ldb = K is not a multiple of 4 in tt): %s (%s)", config, why);
+    CHECK_MSG(strstr(config, "bn=256") && strstr(config, "vec=4 pack=1") && strstr(config, "stages=1") &&
+              strstr(config, "sk=0") && strstr(config, "layout=tt") && strstr(why, "packed"),
+              "K=4095 (ldb = K is not a multiple of 4 in tt), 4096 x 4096 outputs: %s (%s)", config, why);
+    CHECK(kg_matmul_explain(ctx, "nn", 2047, 2047, 2047, config, sizeof config, why, sizeof why) == KG_OK);
+    CHECK_MSG(strstr(config, "bn=256") && strstr(config, "vec=1 pack=0") && strstr(config, "stages=3") &&
+              strstr(config, "sk=0"), "2047^3: too small to pack: %s (%s)", config, why);
     CHECK(kg_matmul_explain(ctx, "nn", 1000, 1000, 300, config, sizeof config, why, sizeof why) == KG_OK);
     CHECK_MSG(strstr(why, "medium") && strstr(config, "bn=128") && strstr(config, "splitk=1"),
               "1000 x 1000 x 300: %s (%s)", config, why);
