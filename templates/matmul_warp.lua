@@ -56,9 +56,13 @@
 -- at once: sm_90's red.global.add.v4.f32), after a first kernel has
 -- multiplied C by beta; with cl = 1 (sm_90) a tile's slices are instead one
 -- thread-block cluster that sums the partial tiles through distributed
--- shared memory and stores C itself. Stream-K (sk = 1) runs a persistent
+-- shared memory and stores C itself. Stream-K (sk = 1, 2) runs a persistent
 -- grid: whole waves of tiles one per block, the remaining tiles cut along K
--- over all blocks and added atomically. cc = 1 makes single-float copies
+-- over all blocks and added atomically (sk = 1: the last partial wave and
+-- the full one before it; sk = 2: the last partial wave only, each block's
+-- piece before its whole tiles). xb = 1 (register path) loads the next
+-- tile's first fragments right after the barrier, behind the current
+-- tile's last step of FFMAs. cc = 1 makes single-float copies
 -- share one source pointer per line (lib/warp_copy.lua). raster > 1 walks the blocks in groups of `raster`
 -- block rows, so that the blocks running together share tiles of A and B in
 -- L2. minb > 1 caps the registers (__launch_bounds__' second argument) so
@@ -111,6 +115,8 @@ T.params = {
     doc = "1: the next tile's copies (cp.async: issued; register prefetch: stored to shared memory) halfway through the multiplication of the current one; 0: before it (cp.async) or after it (registers)" },
   { name = "pred", type = "int", default = 0, values = { 0, 1 },
     doc = "1: the K loop's copies of the next tile are predicated (past the last tile they read nothing) instead of skipped by a branch, so the loop body is one block ptxas can schedule" },
+  { name = "xb", type = "int", default = 0, values = { 0, 1 },
+    doc = "stages=1: 1 loads the first fragments of the next tile right after the barrier and multiplies the current tile's last step of k behind them, so no warp waits for shared memory at the top of a tile" },
   { name = "raster", type = "int", default = 1, min = 1, max = 64,
     doc = "block order: groups of this many block rows for L2 reuse (1: row by row)" },
   { name = "splitk", type = "int", default = 1, min = 1, max = 256,
@@ -119,8 +125,8 @@ T.params = {
     doc = "split-K: 1 makes a tile's slices one thread-block cluster (sm_90) that sums the partial tiles through distributed shared memory: no beta pass, no atomics" },
   { name = "cc", type = "int", default = 0, values = { 0, 1 },
     doc = "single-float cp.async copies: 1 share one source pointer per line and add constant offsets (fewer registers), 0 one pointer per copy" },
-  { name = "sk", type = "int", default = 0, values = { 0, 1 },
-    doc = "stream-K: 1 launches one block per resident slot (SMs x blocks per SM) and spreads the tiles that do not fill a wave over all of them by K iterations" },
+  { name = "sk", type = "int", default = 0, values = { 0, 1, 2 },
+    doc = "stream-K: one block per resident slot (SMs x blocks per SM); 1 spreads the last partial wave of tiles and the full wave before it over all blocks by K iterations, 2 only the last partial wave's tiles, each block's shared piece first, before its whole tiles" },
   { name = "red", type = "int", default = 1, values = { 1, 4 },
     doc = "split-K and stream-K: floats per atomic addition into C (4: sm_90 red.global.add.v4.f32; needs tn % 4 == 0)" },
   { name = "minb", type = "int", default = 1, values = { 1, 2, 3, 4 },
@@ -154,11 +160,12 @@ T.space = {
   ba = { 0, 1 },
   mid = { 0 },
   pred = { 0, 1 },
+  xb = { 0 },
   raster = { 1, 8 },
   splitk = { 1, 2, 4, 8, 64 },
   cl = { 0, 1 },
   cc = { 0, 1 },
-  sk = { 0, 1 },
+  sk = { 0, 1, 2 },
   red = { 1, 4 },
   minb = { 1, 2 },
   bounds = { 1 },
@@ -188,9 +195,9 @@ function T.check(cfg, limits)
   if cfg.bk % cfg.wk ~= 0 then
     return fail("wk=%d groups of warps share each tile of K: bk=%d must be a multiple of wk", cfg.wk, cfg.bk)
   end
-  if cfg.wk > 1 and (cfg.cl == 1 or cfg.sk == 1) then
+  if cfg.wk > 1 and (cfg.cl == 1 or cfg.sk > 0) then
     return fail("wk=%d sums its groups' partial tiles in shared memory; it does not combine with %s: use wk=1",
-      cfg.wk, cfg.cl == 1 and "cl=1" or "sk=1")
+      cfg.wk, cfg.cl == 1 and "cl=1" or "sk=" .. cfg.sk)
   end
   local d = derive(cfg)
   if d.threads > limits.max_threads_per_block then
@@ -229,8 +236,8 @@ function T.check(cfg, limits)
     return fail("mid=1 moves the next tile's copies into the middle of the multiplication: it needs at least two fragment steps per tile of K (%d values of k in %d-value steps)",
       d.kslice, d.kg)
   end
-  if cfg.sk == 1 and cfg.splitk > 1 then
-    return fail("sk=1 (stream-K) divides K itself; it does not combine with splitk=%d: use splitk=1", cfg.splitk)
+  if cfg.sk > 0 and cfg.splitk > 1 then
+    return fail("sk=%d (stream-K) divides K itself; it does not combine with splitk=%d: use splitk=1", cfg.sk, cfg.splitk)
   end
   if cfg.splitk == 1 and cfg.sk == 0 and cfg.red ~= 1 then
     return fail("red=%d sets how split-K or stream-K adds into C; with splitk=1 and sk=0 nothing is added: use red=1", cfg.red)
@@ -246,6 +253,10 @@ function T.check(cfg, limits)
   if cfg.ba == 1 and (cfg.stages ~= 1 or limits.sm < 80) then
     return fail("ba=1 copies B with cp.async inside the register-prefetch pipeline: it needs stages=1 (got %d) and sm_80 or newer (target %s)",
       cfg.stages, limits.name)
+  end
+  if cfg.xb == 1 and (cfg.stages ~= 1 or cfg.mid == 1 or d.kslice // d.kg < 2) then
+    return fail("xb=1 carries the first fragments of the next tile across the register-prefetch pipeline's barrier: it needs stages=1, mid=0 and at least two fragment steps per tile of K (stages=%d, mid=%d, %d value(s) of k in %d-value steps)",
+      cfg.stages, cfg.mid, d.kslice, d.kg)
   end
   if cfg.minb > 1 and (d.threads * cfg.minb > limits.max_threads_per_sm
       or (d.smem + (limits.smem_reserved_per_block or 0)) * cfg.minb > limits.smem_per_sm) then
@@ -383,8 +394,8 @@ end
 -- Fragment reads of one operand for the k group at kk, into x[q][r]: from
 -- a buffer contiguous along outer, `fvec` floats of one row of k at a time;
 -- from one contiguous along k, kg values of k of one outer index at a time.
-local function emit_fragment(w, cfg, d, op, buf, sub, t, pass)
-  local arr = op.p
+local function emit_fragment(w, cfg, d, op, buf, sub, t, pass, arr)
+  arr = arr or op.p
   local function at(q, r) return string.format("%s[%s][%s]", arr, q, r) end
   if op.scont then
     local fv = op.fvec
@@ -419,7 +430,7 @@ end
 -- `mid`, when given, is emitted halfway through the tile's values of k
 -- (with mid = 1: the next tile's cp.async copies, or the register path's
 -- stores of the prefetched tile).
-local function emit_compute(w, cfg, d, as, bs, mid)
+local function emit_compute(w, cfg, d, as, bs, mid, xb)
   w:comment("Multiply the tiles out of shared memory: outer products of fragments.")
   local function first(op, off)
     local o = op.scont and off or mul(off, op.stride)
@@ -430,22 +441,55 @@ local function emit_compute(w, cfg, d, as, bs, mid)
     cfg.wk > 1 and "this lane's rows of the A tile, at its group's k" or "this lane's rows of the A tile")
   w:linec(string.format("const float* bf = %s + %s;", bs, first(d.B, "b_off")),
     "its columns of the B tile")
-  local function span(lo, hi)
-    w:line("#pragma unroll")
-    if d.kg == 1 then w:open("for (int kk = %d; kk < %d; ++kk)", lo, hi)
-    else w:open("for (int kk = %d; kk < %d; kk += %d)", lo, hi, d.kg) end
+  -- one step's fragments a, b (at kk) out of the tiles at af, bf
+  local function frags()
     w:line("float a[%d][%d], b[%d][%d];", d.kg, d.rows, d.kg, d.cols)
     emit_fragment(w, cfg, d, d.A, "af", d.sub_m, cfg.tm, d.pass_m)
     emit_fragment(w, cfg, d, d.B, "bf", d.sub_n, cfg.tn, d.pass_n)
+  end
+  -- one step's outer products of the fragments a, b
+  local function fma()
     local q = open_loop(w, "q", d.kg, 1)
     w:line("#pragma unroll")
     w:line("for (int i = 0; i < %d; ++i)", d.rows)
     w:line("    #pragma unroll")
     w:line("    for (int j = 0; j < %d; ++j) acc[i][j] = fmaf(a[%s][i], b[%s][j], acc[i][j]);", d.cols, q, q)
     close_loop(w, q)
+  end
+  local function span(lo, hi)
+    w:line("#pragma unroll")
+    if d.kg == 1 then w:open("for (int kk = %d; kk < %d; ++kk)", lo, hi)
+    else w:open("for (int kk = %d; kk < %d; kk += %d)", lo, hi, d.kg) end
+    frags()
+    fma()
     w:close()
   end
-  if mid then
+  if xb then
+    -- xb = 1: step 0's fragments arrived in a_n, b_n (loaded after the last
+    -- barrier); the last step's are read, then `xb` stores the next tile and
+    -- waits at the barrier, and the next tile's first fragments are loaded
+    -- before the last step's FFMAs, which hide their latency.
+    local last = d.kslice - d.kg
+    w:open("")
+    w:line("const int kk = 0;")
+    w:line("float (&a)[%d][%d] = a_n;", d.kg, d.rows)
+    w:line("float (&b)[%d][%d] = b_n;", d.kg, d.cols)
+    fma()
+    w:close()
+    if last > d.kg then
+      w:line("#pragma unroll")
+      w:open("for (int kk = %d; kk < %d; kk += %d)", d.kg, last, d.kg)
+      frags()
+      fma()
+      w:close()
+    end
+    w:open("")
+    w:line("const int kk = %d;", last)
+    frags()
+    xb()
+    fma()
+    w:close()
+  elseif mid then
     local half = (d.kslice // d.kg) // 2 * d.kg
     span(0, half)
     mid()
@@ -453,6 +497,23 @@ local function emit_compute(w, cfg, d, as, bs, mid)
   else
     span(0, d.kslice)
   end
+end
+
+-- xb = 1: step 0's fragments of the tile at buffers (as, bs) into a_n, b_n.
+local function emit_first_fragments(w, cfg, d, as, bs)
+  local o_a = d.A.scont and "a_off" or mul("a_off", d.A.stride)
+  local o_b = d.B.scont and "b_off" or mul("b_off", d.B.stride)
+  if cfg.wk > 1 then
+    o_a = emit.add(o_a, mul("kq", d.A.scont and d.A.stride or 1))
+    o_b = emit.add(o_b, mul("kq", d.B.scont and d.B.stride or 1))
+  end
+  w:open("")
+  w:line("const int kk = 0;")
+  w:line("const float* naf = %s + %s;", as, o_a)
+  w:line("const float* nbf = %s + %s;", bs, o_b)
+  emit_fragment(w, cfg, d, d.A, "naf", d.sub_m, cfg.tm, d.pass_m, "a_n")
+  emit_fragment(w, cfg, d, d.B, "nbf", d.sub_n, cfg.tn, d.pass_n, "b_n")
+  w:close()
 end
 
 -- Epilogue: C = alpha * acc + beta * C (C not read when beta == 0), or
@@ -744,6 +805,10 @@ local function emit_main_loop(w, cfg, d)
       copy.emit_stash(w, d, B, string.format("(smem + %d)", B.base))
     end
     w:line("__syncthreads();")
+    if cfg.xb == 1 then
+      w:line("float a_n[%d][%d], b_n[%d][%d];", d.kg, d.rows, d.kg, d.cols)
+      emit_first_fragments(w, cfg, d, "smem", string.format("(smem + %d)", B.base))
+    end
     w:open("for (int t = 0; t < ktiles; ++t)")
     w:line("const int cur = t & 1;")
     local gate = open_next(1, "after the last tile the loads read nothing (no branch)")
@@ -776,16 +841,28 @@ local function emit_main_loop(w, cfg, d)
       end
       w:close()
     end
-    if cfg.mid == 1 then
+    local function barrier()
+      if B.async then
+        w:linec("asm volatile(\"cp.async.wait_group 0;\\n\" ::);", "B's next tile has landed (this thread's copies)")
+      end
+      w:linec("__syncthreads();", "stores visible; reads of `cur` done")
+    end
+    if cfg.xb == 1 then
+      emit_compute(w, cfg, d, "as", "bs", nil, function()
+        stash()
+        barrier()
+        w:comment("The next tile's first fragments (past the last tile: unused reads of the idle buffer).")
+        emit_first_fragments(w, cfg, d, string.format("(smem + (cur ^ 1) * %d)", d.stage_floats),
+          string.format("(smem + (cur ^ 1) * %d + %d)", d.stage_floats, B.base))
+      end)
+    elseif cfg.mid == 1 then
       emit_compute(w, cfg, d, "as", "bs", stash)
+      barrier()
     else
       emit_compute(w, cfg, d, "as", "bs")
       stash()
+      barrier()
     end
-    if B.async then
-      w:linec("asm volatile(\"cp.async.wait_group 0;\\n\" ::);", "B's next tile has landed (this thread's copies)")
-    end
-    w:linec("__syncthreads();", "stores visible; reads of `cur` done")
     w:close()
   end
 end
@@ -870,14 +947,27 @@ local function emit_kernel(w, cfg, d)
     w:line("long long tile;")
     w:line("int kt0, ktiles;")
     w:line("bool shared;")
-    w:open("if (next < dp_tiles)")
-    w:line("tile = next; next += workers; kt0 = 0; ktiles = iters; shared = false;")
-    w:reopen("else if (sk_pos < sk_end)")
-    w:line("tile = dp_tiles + sk_pos / iters;")
-    w:line("kt0 = (int)(sk_pos % iters);")
-    w:line("ktiles = (int)min((long long)(iters - kt0), sk_end - sk_pos);")
-    w:line("sk_pos += ktiles;")
-    w:line("shared = true;")
+    local function whole() w:line("tile = next; next += workers; kt0 = 0; ktiles = iters; shared = false;") end
+    local function piece()
+      w:line("tile = dp_tiles + sk_pos / iters;")
+      w:line("kt0 = (int)(sk_pos % iters);")
+      w:line("ktiles = (int)min((long long)(iters - kt0), sk_end - sk_pos);")
+      w:line("sk_pos += ktiles;")
+      w:line("shared = true;")
+    end
+    if cfg.sk == 2 then
+      -- the shared pieces first: their atomic additions then drain while
+      -- the whole tiles run, not at the end of the kernel
+      w:open("if (sk_pos < sk_end)")
+      piece()
+      w:reopen("else if (next < dp_tiles)")
+      whole()
+    else
+      w:open("if (next < dp_tiles)")
+      whole()
+      w:reopen("else if (sk_pos < sk_end)")
+      piece()
+    end
     w:reopen("else")
     w:line("break;")
     w:close()
@@ -919,15 +1009,25 @@ local function emit_kernel(w, cfg, d)
 end
 
 -- Stream-K's division of the tiles, shared by the kernel and its beta pass.
-local function emit_sk_helper(w)
+local function emit_sk_helper(w, cfg)
   w:comment("Stream-K: how many tiles (the first ones) go whole to one worker. When the tiles")
-  w:comment("fill whole waves of `workers`, all; else all but the last partial wave and the")
-  w:comment("full one before it (so that each worker's shared piece is one to two tiles of")
-  w:comment("work), or none when there are fewer than two waves.")
+  w:comment("fill whole waves of `workers`, all; else")
+  if cfg.sk == 1 then
+    w:comment("all but the last partial wave and the full one before it (so that each")
+    w:comment("worker's shared piece is one to two tiles of work), or none when there are")
+    w:comment("fewer than two waves.")
+  else
+    w:comment("all but the last partial wave (each worker's shared piece is then under")
+    w:comment("one tile of work), or none when there is less than one wave.")
+  end
   w:open("__device__ __forceinline__ long long kgen_sk_dp_tiles(long long tiles, long long workers)")
   w:line("const long long rest = tiles % workers;")
   w:line("if (rest == 0) return tiles;")
-  w:line("return tiles >= 2 * workers ? tiles - rest - workers : 0;")
+  if cfg.sk == 1 then
+    w:line("return tiles >= 2 * workers ? tiles - rest - workers : 0;")
+  else
+    w:line("return tiles - rest;")
+  end
   w:close()
   w:blank()
 end
@@ -1022,7 +1122,7 @@ function T.render(cfg, meta)
     w:close()
     w:blank()
   end
-  if d.sk then emit_sk_helper(w) end
+  if d.sk then emit_sk_helper(w, cfg) end
   if d.overlap then
     w:comment("Programmatic dependent launch (sm_90): the beta pass lets this kernel's blocks start")
     w:comment("at once (launch_dependents); they wait for the pass to finish, and for its stores")

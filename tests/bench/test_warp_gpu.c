@@ -19,7 +19,7 @@
  * it with KG_ERR_SHAPE; every configuration must still run on at least
  * three shapes.
  *
- * Stream-K (sk=1) divides the work by the size of its persistent grid, G =
+ * Stream-K (sk=1, 2) divides the work by the size of its persistent grid, G =
  * SMs x blocks per SM, so its shapes are made from G: one tile; fewer tiles
  * than G with K = 1 (each worker one iteration or none); exactly G and 2G
  * tiles (whole waves: no tile shared); G + 1 tiles (all shared); 2G + 3
@@ -101,6 +101,15 @@ static const char *const configs[] = {
     "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=1 cc=1 splitk=3 cl=1 pred=1",
     "bm=64 bn=64 bk=16 wm=32 wn=32 stages=2 vec=4 splitk=2 pred=1",
     "bm=128 bn=128 bk=16 wm=64 wn=32 stages=1 vec=2 ba=1 mid=1 pred=1",
+    /* the next tile's first fragments across the barrier (xb): vector and
+     * compact single-float copies, ba, fragments of 4 values of k (at=0
+     * bt=1), warp groups, split-K, pred */
+    "bm=64 bn=128 bk=8 wm=32 wn=64 stages=1 vec=1 cc=1 xb=1", /* index 56: nn and tn */
+    "bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=1 splitk=4 red=4 xb=1",
+    "bm=64 bn=128 bk=8 wm=32 wn=64 stages=1 vec=1 cc=1 xb=1 pred=1", /* index 58: tn and nn */
+    "bm=64 bn=128 bk=16 wm=32 wn=64 stages=1 vec=4 ba=1 splitk=3 red=4 xb=1 pred=1",
+    "bm=64 bn=64 bk=16 wm=32 wn=32 stages=1 vec=1 at=0 bt=1 xb=1",
+    "bm=64 bn=128 bk=32 wm=32 wn=64 wk=2 stages=1 vec=4 xb=1 raster=8",
 };
 #define NCONFIGS (int)(sizeof configs / sizeof *configs)
 
@@ -121,6 +130,12 @@ static const char *const sk_configs[] = {
     "bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8 sk=1 red=4 ba=1",
     "bm=128 bn=256 bk=16 wm=64 wn=64 stages=3 raster=8 vec=1 sk=1 red=4 cc=1 pred=1",
     "bm=64 bn=128 bk=16 wm=32 wn=64 stages=1 raster=8 sk=1 red=4 pred=1",
+    /* sk=2: only the last partial wave's tiles shared, pieces first */
+    "bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8 sk=2 red=4",
+    "bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=1 sk=2 red=4 xb=1",
+    "bm=64 bn=128 bk=16 wm=32 wn=32 stages=3 raster=1 sk=2",
+    "bm=64 bn=64 bk=8 wm=32 wn=32 stages=2 vec=2 sk=2 red=4 minb=2",
+    "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=1 cc=1 pred=1 raster=8 sk=2 red=4",
 };
 #define NSK (int)(sizeof sk_configs / sizeof *sk_configs)
 
@@ -197,6 +212,7 @@ static int test_pack(kg_context *ctx)
         "bm=64 bn=128 bk=16 wm=32 wn=64 stages=1 vec=4 ba=1 pack=1 splitk=3 red=4",
         "bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=4 pack=1 pred=1",
         "bm=128 bn=128 bk=16 wm=64 wn=64 stages=1 raster=8 vec=4 pack=1",
+        "bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=1 vec=4 pack=1 sk=2 red=4 xb=1",
     };
     int verified = 0;
     for (size_t c = 0; c < sizeof pk_configs / sizeof *pk_configs; c++) {

@@ -63,6 +63,15 @@ static const struct {
     {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=1 vec=4 ba=1 splitk=3 red=4 pack=1 layout=tt", 0, 0},
     {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 pack=1 layout=nt", 0, 0},
     {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=4 vec=2 mid=1 pred=1 layout=tt", 0, 1},
+    /* sk=2: stream-K over the last partial wave only, the shared pieces first */
+    {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8 sk=2 red=4 pack=1", 255, 0},
+    {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=1 sk=2 red=4", 255, 0},
+    {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 raster=8 vec=1 cc=1 pred=1 sk=2 layout=tn", 0, 0},
+    /* xb=1: the next tile's first fragments loaded across the barrier */
+    {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=1 splitk=4 red=4 xb=1", 255, 0},
+    {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8 xb=1 pack=1 layout=tn", 255, 0},
+    {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=1 vec=4 ba=1 splitk=3 red=4 xb=1 pred=1 layout=nt", 0, 0},
+    {"bm=64 bn=64 bk=16 wm=32 wn=32 stages=1 vec=1 at=0 bt=1 xb=1 layout=tt", 0, 0},
 };
 
 /* configuration, a word the rejection must contain */
@@ -81,7 +90,11 @@ static const struct {
     {"minb=4 bm=128 bn=256 bk=32 wm=64 wn=64 stages=4", "minb=4"},
     {"splitk=0", "splitk"},
     {"sk=1 splitk=2", "sk=1"},
-    {"sk=2", "sk"},
+    {"sk=3", "sk"},
+    {"sk=2 splitk=4", "sk=2"},
+    {"xb=1 stages=2", "xb=1"},
+    {"xb=1 stages=1 mid=1", "xb=1"},
+    {"xb=1 stages=1 bk=1 vec=1", "xb=1"},
     {"cc=1 stages=1", "cc=1"},
     {"ba=1 stages=2", "ba=1"},
     {"ba=2", "ba"},
@@ -180,10 +193,10 @@ int main(void)
         char params[600];
         snprintf(params, sizeof params, "Parameters: %s", a->config);
         CHECK_MSG(strstr(a->text, params) != NULL, "%s: the header does not name every parameter", cfg);
-        int split = strstr(a->config, "splitk=1 ") == NULL, sk = strstr(a->config, "sk=1 ") != NULL;
+        int split = strstr(a->config, "splitk=1 ") == NULL, sk = strstr(a->config, "sk=0 ") == NULL;
         int cl = strstr(a->config, "cl=1 ") != NULL;
         CHECK_MSG(((split && !cl) || sk) == (a->pre_entry[0] != 0),
-                  "%s: a beta kernel exactly when splitk > 1 without a cluster, or sk=1", cfg);
+                  "%s: a beta kernel exactly when splitk > 1 without a cluster, or sk > 0", cfg);
         /* the launcher overlaps the two kernels only on this promise: the pre
          * kernel lets the main one start, the main one waits before adding */
         int pre = a->pre_entry[0] != 0;
