@@ -39,7 +39,8 @@ typedef struct choice {
 /*
  * Defaults per architecture, from the large tile to the small. A shape uses
  * the largest whose tiles keep at least half the SMs busy -- the large one only
- * where its last wave is 85% full or it runs 4 waves (on the H200 the
+ * where its last wave is 85% full or it runs 4 waves, or 2 waves with
+ * stream-K evening out the last one (stream_k()) (on the H200 the
  * 128x256 tile won at 2048^3 with 128 blocks on 132 SMs, and 64x128 at
  * 1000^3 and 1024^3); below that, the smallest. All hold in every layout with vec=4 and fall back to vec=1
  * where the call's alignment forbids vectors; bounds=0 becomes bounds=1 for
@@ -248,20 +249,30 @@ static long long tier_tiles(const deflt *row, int t, int m, int n)
 
 /* The default table's row for the context's architecture (or the newest
  * older one) and the tier the shape takes. */
-static const char *default_config(kg_context *ctx, int m, int n, int sms, int *tier_out, const deflt **row_out)
+static int pack_pays(const deflt *row, const kg_gemm *g, int tier, int slices);
+
+static const char *default_config(kg_context *ctx, const kg_gemm *g, int sms, int *tier_out, const deflt **row_out)
 {
+    int m = g->m, n = g->n;
     const deflt *row = &defaults[0];
     for (size_t i = 0; i < sizeof defaults / sizeof *defaults; i++)
         if (defaults[i].sm <= ctx->arch)
             row = &defaults[i];
+    /* stream-K (stream_k()) will even out the large tile's last wave where
+     * K is long and the 16-byte kernel runs, on the caller's operands or on
+     * packed copies */
+    int sk_able = row->splitk && g->k >= 1024 &&
+                  (align_class(g->a, g->lda, g->b, g->ldb) == 4 || pack_pays(row, g, 0, 1));
     int tier = 2;
     for (int t = 0; t < 2; t++) {
         long long tiles = tier_tiles(row, t, m, n);
         /* the large tile runs one block per SM: it must also leave its last
-         * wave at least 85% full, or run 4 waves or more (3001x2999 makes
-         * 288 128x256 tiles, 2.18 waves: the medium tile ran 13% faster) */
+         * wave at least 85% full, or run 4 waves or more, or 2 and more
+         * with stream-K (3001x2999 makes 288 128x256 tiles, 2.18 waves: the
+         * medium tile ran 13% faster without stream-K, 1-2% slower than
+         * sk=2 on packed operands) */
         long long waves = (tiles + sms - 1) / sms;
-        int balanced = t > 0 || waves >= 4 || 100 * tiles >= 85 * waves * sms;
+        int balanced = t > 0 || waves >= 4 || 100 * tiles >= 85 * waves * sms || (sk_able && tiles >= 2LL * sms);
         if (2 * tiles >= sms && balanced) {
             tier = t;
             break;
@@ -302,12 +313,15 @@ static int split_k(const deflt *row, const kg_gemm *g, int sms, int *tier)
 }
 
 /*
- * Stream-K for the large tile (sk=1, red=4) where its tiles make two waves
- * or more with a partial last one and K is long: kgen tune's winner at
- * 4096^3 (512 tiles, 3.9 waves: +1.7 %) and 8192^3 (15.5 waves: +1.7 %) on
- * the H200, bench/NOTES.md technique 27; at 2048^3 (128 tiles, under one
- * wave) it lost. Only with vector loads: the single-float large tile spills
- * with stream-K (technique 27). `row->splitk` marks the templates that have it.
+ * Stream-K for the large tile (sk=2, red=4: only the last partial wave's
+ * tiles shared, each block's piece first) where its tiles make two waves
+ * or more with a partial last one and K is long: on the H200 (bench/NOTES.md
+ * techniques 27 and 30) 4096^3 (512 tiles, 3.9 waves) 0.991 of cuBLAS against
+ * 0.967 without, 8192^3 0.999 against 0.975, 4095^3 on packed operands 1.002
+ * against 0.983, 3001x2999x1531 packed 0.976-0.983 against 0.759; at 2048^3
+ * (128 tiles, under one wave) it lost. Only with 16-byte loads (the caller's
+ * operands or packed copies): the single-float large tile spills with
+ * stream-K (technique 27). `row->splitk` marks the templates that have it.
  */
 static int stream_k(const deflt *row, const kg_gemm *g, int sms, int tier, int slices, int unaligned)
 {
@@ -324,14 +338,17 @@ static int stream_k(const deflt *row, const kg_gemm *g, int sms, int tier, int s
  * cuBLAS, packing included; bench/NOTES.md technique 29). The copies move
  * 8 (MK + KN) bytes, at ~3.7 TB/s against ~48 TFLOP/s for the 2MNK of the
  * product: 52 (1/M + 1/N) of its time, so they pay for themselves only on
- * large outputs: 1/M + 1/N <= 1/1700 (M = N >= 3400, under 3 %). Only
- * where the template has it (`row->splitk` marks the warp template).
+ * large outputs: 1/M + 1/N <= 1/1450 (M = N >= 2900, under 3.6 %: at
+ * 3001x2999x1531 the copies cost 3 % and the packed large tile with
+ * stream-K still beat the single-float medium one, 0.976-0.983 against
+ * 0.961-0.968). Only where the template has it (`row->splitk` marks the
+ * warp template).
  */
 static int pack_pays(const deflt *row, const kg_gemm *g, int tier, int slices)
 {
     if (!row->splitk || tier != 0 || slices > 1)
         return 0;
-    return ((long long)g->m + g->n) * 1700 <= (long long)g->m * g->n;
+    return ((long long)g->m + g->n) * 1450 <= (long long)g->m * g->n;
 }
 
 /*
@@ -364,7 +381,7 @@ static kg_status choose(kg_context *ctx, const char *layout, const kg_gemm *g, c
     int tier;
     const deflt *row;
     int sms = ctx->limits.ref_sm_count > 0 ? ctx->limits.ref_sm_count : 1;
-    const char *dflt = default_config(ctx, g->m, g->n, sms, &tier, &row);
+    const char *dflt = default_config(ctx, g, sms, &tier, &row);
     int slices = split_k(row, g, sms, &tier);
     if (slices > 1)
         dflt = row->tier[tier].config;
@@ -381,9 +398,9 @@ static kg_status choose(kg_context *ctx, const char *layout, const kg_gemm *g, c
         set_param(config, config_len, "splitk", sv);
         set_param(config, config_len, "red", "4");
     }
-    int sk = stream_k(row, g, sms, tier, slices, unaligned);
+    int sk = stream_k(row, g, sms, tier, slices, unaligned && !pack);
     if (sk) {
-        set_param(config, config_len, "sk", "1");
+        set_param(config, config_len, "sk", "2");
         set_param(config, config_len, "red", "4");
     }
     snprintf(tmpl, tmpl_len, "%s", row->tier[tier].tmpl);

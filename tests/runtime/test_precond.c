@@ -141,7 +141,7 @@ int main(void)
     char config[512], why[1024];
     CHECK(kg_matmul_explain(ctx, "nn", 4096, 4096, 4096, config, sizeof config, why, sizeof why) == KG_OK);
     CHECK_MSG(strstr(why, "matmul_warp") && strstr(config, "bn=256") && strstr(config, "vec=4") &&
-              strstr(config, "stages=1") && strstr(config, "sk=1") && strstr(config, "red=4"),
+              strstr(config, "stages=1") && strstr(config, "sk=2") && strstr(config, "red=4"),
               "4096^3: 512 large tiles, 3.9 waves: stream-K: %s (%s)", config, why);
     CHECK(kg_matmul_explain(ctx, "nn", 2048, 2048, 2048, config, sizeof config, why, sizeof why) == KG_OK);
     CHECK_MSG(strstr(config, "bn=256") && strstr(config, "sk=0"), "2048^3: under one wave, no stream-K: %s (%s)",
@@ -155,8 +155,16 @@ int main(void)
      * a smaller one takes the single-float variant */
     CHECK(kg_matmul_explain(ctx, "tt", 4096, 4096, 4095, config, sizeof config, why, sizeof why) == KG_OK);
     CHECK_MSG(strstr(config, "bn=256") && strstr(config, "vec=4 pack=1") && strstr(config, "stages=1") &&
-              strstr(config, "sk=0") && strstr(config, "layout=tt") && strstr(why, "packed"),
+              strstr(config, "sk=2") && strstr(config, "layout=tt") && strstr(why, "packed"),
               "K=4095 (ldb = K is not a multiple of 4 in tt), 4096 x 4096 outputs: %s (%s)", config, why);
+    /* 288 large tiles, 2.18 waves: on packed operands stream-K evens out the last wave */
+    CHECK(kg_matmul_explain(ctx, "nn", 3001, 2999, 1531, config, sizeof config, why, sizeof why) == KG_OK);
+    CHECK_MSG(strstr(config, "bn=256") && strstr(config, "vec=4 pack=1") && strstr(config, "sk=2"),
+              "3001 x 2999 x 1531 (lda = 1531): %s (%s)", config, why);
+    /* the same output with K too short for stream-K: the medium tile */
+    CHECK(kg_matmul_explain(ctx, "nn", 3001, 2999, 511, config, sizeof config, why, sizeof why) == KG_OK);
+    CHECK_MSG(strstr(config, "bn=128") && strstr(config, "vec=1") && strstr(config, "sk=0"),
+              "3001 x 2999 x 511: %s (%s)", config, why);
     CHECK(kg_matmul_explain(ctx, "nn", 2047, 2047, 2047, config, sizeof config, why, sizeof why) == KG_OK);
     CHECK_MSG(strstr(config, "bn=256") && strstr(config, "vec=1 pack=0") && strstr(config, "stages=3") &&
               strstr(config, "sk=0"), "2047^3: too small to pack: %s (%s)", config, why);
