@@ -22,7 +22,7 @@ cat $O/bench.txt
 grep -E "^(sq|odd|small|big|tiny)|rc=" $O/no-overlap.txt $O/defaults.txt | cut -c1-100
 fi
 [ "$PART" = tune ] && exit 0
-{ timeout 200 $B/tests/bench/test_warp_gpu; echo "test_warp_gpu rc=$?";
+{ timeout 300 $B/tests/bench/test_warp_gpu; echo "test_warp_gpu rc=$?";
   timeout 40 bash tests/bench/bench_cli.sh $B/bench/kgen-bench run; echo "bench_cli run rc=$?"; } > $O/tests.txt 2>&1
 # split-K's additions must wait for the overlapped beta pass: without the wait the check fails
 rm -rf /tmp/nowait; cp -r templates /tmp/nowait; sed -i '/w:linec("kgen_dep_wait();"/d' /tmp/nowait/matmul_warp.lua
@@ -31,7 +31,7 @@ rm -rf /tmp/nowait; cp -r templates /tmp/nowait; sed -i '/w:linec("kgen_dep_wait
     --config "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=4 splitk=4 red=4 cc=1" --m 1500 --n 2000 --k 64 \
     --alpha -0.75 --beta $b --reps 3 2>&1 | grep -E "launch|error|disagree|agree|max"; echo "template-dir $t beta $b rc=${PIPESTATUS[0]}"
 done; done; } > $O/nowait.txt 2>&1
-(cd $B && timeout 360 ctest -L gpu -V) > $O/gputests.txt 2>&1; echo "ctest -L gpu rc=$?" >> $O/gputests.txt
+(cd $B && timeout 480 ctest -L gpu -V) > $O/gputests.txt 2>&1; echo "ctest -L gpu rc=$?" >> $O/gputests.txt
 grep -E "passed|FAIL|CHECK|rc=|SKIP" $O/tests.txt | head -20
 cat $O/nowait.txt
 grep -E "^[0-9]+: [0-9]+ passed|tests passed|Failed|rc=" $O/gputests.txt | tail -12
