@@ -247,10 +247,18 @@ static long long tier_tiles(const deflt *row, int t, int m, int n)
     return (long long)((m + row->tier[t].bm - 1) / row->tier[t].bm) * ((n + row->tier[t].bn - 1) / row->tier[t].bn);
 }
 
-/* The default table's row for the context's architecture (or the newest
- * older one) and the tier the shape takes. */
 static int pack_pays(const deflt *row, const kg_gemm *g, int tier, int slices);
 
+/* Stream-K's prerequisites (stream_k()): a template that has it, K long
+ * enough, and the 16-byte kernel (vec16: on the caller's operands or on
+ * packed copies). */
+static int sk_able(const deflt *row, const kg_gemm *g, int vec16)
+{
+    return row->splitk && vec16 && g->k >= 1024;
+}
+
+/* The default table's row for the context's architecture (or the newest
+ * older one) and the tier the shape takes. */
 static const char *default_config(kg_context *ctx, const kg_gemm *g, int sms, int *tier_out, const deflt **row_out)
 {
     int m = g->m, n = g->n;
@@ -261,8 +269,7 @@ static const char *default_config(kg_context *ctx, const kg_gemm *g, int sms, in
     /* stream-K (stream_k()) will even out the large tile's last wave where
      * K is long and the 16-byte kernel runs, on the caller's operands or on
      * packed copies */
-    int sk_able = row->splitk && g->k >= 1024 &&
-                  (align_class(g->a, g->lda, g->b, g->ldb) == 4 || pack_pays(row, g, 0, 1));
+    int sk_ok = sk_able(row, g, align_class(g->a, g->lda, g->b, g->ldb) == 4 || pack_pays(row, g, 0, 1));
     int tier = 2;
     for (int t = 0; t < 2; t++) {
         long long tiles = tier_tiles(row, t, m, n);
@@ -272,7 +279,7 @@ static const char *default_config(kg_context *ctx, const kg_gemm *g, int sms, in
          * medium tile ran 13% faster without stream-K, 1-2% slower than
          * sk=2 on packed operands) */
         long long waves = (tiles + sms - 1) / sms;
-        int balanced = t > 0 || waves >= 4 || 100 * tiles >= 85 * waves * sms || (sk_able && tiles >= 2LL * sms);
+        int balanced = t > 0 || waves >= 4 || 100 * tiles >= 85 * waves * sms || (sk_ok && tiles >= 2LL * sms);
         if (2 * tiles >= sms && balanced) {
             tier = t;
             break;
@@ -325,7 +332,7 @@ static int split_k(const deflt *row, const kg_gemm *g, int sms, int *tier)
  */
 static int stream_k(const deflt *row, const kg_gemm *g, int sms, int tier, int slices, int unaligned)
 {
-    if (!row->splitk || tier != 0 || slices > 1 || unaligned || g->k < 1024)
+    if (tier != 0 || slices > 1 || !sk_able(row, g, !unaligned))
         return 0;
     long long tiles = tier_tiles(row, 0, g->m, g->n);
     return tiles >= 2LL * sms && tiles % sms != 0;

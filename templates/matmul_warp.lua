@@ -427,16 +427,20 @@ local function emit_fragment(w, cfg, d, op, buf, sub, t, pass, arr)
   end
 end
 
+-- Offset of a lane's first fragment in an operand's tile: `off` (its rows
+-- or columns) along the outer axis, and with wk > 1 its group's first k.
+local function fragment_origin(cfg, op, off)
+  local o = op.scont and off or mul(off, op.stride)
+  if cfg.wk == 1 then return o end
+  return emit.add(o, mul("kq", op.scont and op.stride or 1)) -- this group's first k
+end
+
 -- `mid`, when given, is emitted halfway through the tile's values of k
 -- (with mid = 1: the next tile's cp.async copies, or the register path's
 -- stores of the prefetched tile).
 local function emit_compute(w, cfg, d, as, bs, mid, xb)
   w:comment("Multiply the tiles out of shared memory: outer products of fragments.")
-  local function first(op, off)
-    local o = op.scont and off or mul(off, op.stride)
-    if cfg.wk == 1 then return o end
-    return emit.add(o, mul("kq", op.scont and op.stride or 1)) -- this group's first k
-  end
+  local function first(op, off) return fragment_origin(cfg, op, off) end
   w:linec(string.format("const float* af = %s + %s;", as, first(d.A, "a_off")),
     cfg.wk > 1 and "this lane's rows of the A tile, at its group's k" or "this lane's rows of the A tile")
   w:linec(string.format("const float* bf = %s + %s;", bs, first(d.B, "b_off")),
@@ -501,16 +505,10 @@ end
 
 -- xb = 1: step 0's fragments of the tile at buffers (as, bs) into a_n, b_n.
 local function emit_first_fragments(w, cfg, d, as, bs)
-  local o_a = d.A.scont and "a_off" or mul("a_off", d.A.stride)
-  local o_b = d.B.scont and "b_off" or mul("b_off", d.B.stride)
-  if cfg.wk > 1 then
-    o_a = emit.add(o_a, mul("kq", d.A.scont and d.A.stride or 1))
-    o_b = emit.add(o_b, mul("kq", d.B.scont and d.B.stride or 1))
-  end
   w:open("")
   w:line("const int kk = 0;")
-  w:line("const float* naf = %s + %s;", as, o_a)
-  w:line("const float* nbf = %s + %s;", bs, o_b)
+  w:line("const float* naf = %s + %s;", as, fragment_origin(cfg, d.A, "a_off"))
+  w:line("const float* nbf = %s + %s;", bs, fragment_origin(cfg, d.B, "b_off"))
   emit_fragment(w, cfg, d, d.A, "naf", d.sub_m, cfg.tm, d.pass_m, "a_n")
   emit_fragment(w, cfg, d, d.B, "nbf", d.sub_n, cfg.tn, d.pass_n, "b_n")
   w:close()
