@@ -79,7 +79,7 @@ static const kgi_column columns[] = {
     {"outcome", KGI_COL_OUTCOME, 0, offsetof(kgi_result, outcome), 0, 1},
     RES(reason, KGI_COL_TEXT), RES(time_ms, KGI_COL_REAL), RES(time_min_ms, KGI_COL_REAL),
     RES(time_max_ms, KGI_COL_REAL), RES(spread, KGI_COL_REAL), RES(reps, KGI_COL_INT),
-    RES(tflops, KGI_COL_REAL), RES(registers, KGI_COL_INT), RES(spill_bytes, KGI_COL_INT),
+    RES(tflops, KGI_COL_REAL), RES(final_ms, KGI_COL_REAL), RES(registers, KGI_COL_INT), RES(spill_bytes, KGI_COL_INT),
     RES(smem_bytes, KGI_COL_LONG), RES(threads, KGI_COL_INT), RES(occupancy, KGI_COL_REAL),
     RES(error, KGI_COL_REAL), RES(m_multiple, KGI_COL_INT), RES(n_multiple, KGI_COL_INT),
     RES(k_multiple, KGI_COL_INT), RES(ld_multiple, KGI_COL_INT), RES(kgen_version, KGI_COL_TEXT),
@@ -178,6 +178,7 @@ static const char schema[] =
     "  layout TEXT NOT NULL, m INTEGER NOT NULL, n INTEGER NOT NULL, k INTEGER NOT NULL,\n"
     "  config TEXT NOT NULL, outcome TEXT NOT NULL, reason TEXT,\n"
     "  time_ms REAL, time_min_ms REAL, time_max_ms REAL, spread REAL, reps INTEGER, tflops REAL,\n"
+    "  final_ms REAL NOT NULL DEFAULT 0,\n"
     "  registers INTEGER, spill_bytes INTEGER, smem_bytes INTEGER, threads INTEGER, occupancy REAL,\n"
     "  error REAL, m_multiple INTEGER, n_multiple INTEGER, k_multiple INTEGER, ld_multiple INTEGER,\n"
     "  kgen_version TEXT, created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),\n"
@@ -334,6 +335,26 @@ kg_status kgi_db_open(const char *path, int flags, kgi_db **out, char *err, size
             goto fail;
         v = KGI_DB_SCHEMA_VERSION;
     }
+    if (v == 1 && readonly) {
+        /* final_ms reads as 0 (no finalists) without writing to the file: a
+         * temporary view shadows the table for this connection. */
+        if (exec_sql(db, "CREATE TEMP VIEW results AS SELECT *, 0.0 AS final_ms FROM main.results;", err, errlen) != 0)
+            goto fail;
+        v = KGI_DB_SCHEMA_VERSION;
+    } else if (v == 1) {
+        if (exec_sql(db, "BEGIN IMMEDIATE;", err, errlen) != 0)
+            goto fail;
+        /* another process may have upgraded it meanwhile */
+        int again = schema_version(db, err, errlen);
+        if (again == 1 && (exec_sql(db, "ALTER TABLE results ADD COLUMN final_ms REAL NOT NULL DEFAULT 0;", err, errlen) != 0 ||
+                           exec_sql(db, "UPDATE meta SET value = '2' WHERE key = 'schema_version';", err, errlen) != 0)) {
+            sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+            goto fail;
+        }
+        if (exec_sql(db, "COMMIT;", err, errlen) != 0)
+            goto fail;
+        v = again == 1 ? KGI_DB_SCHEMA_VERSION : again;
+    }
     if (v != KGI_DB_SCHEMA_VERSION) {
         snprintf(err, errlen, "'%s' has schema version %d; this kgen reads version %d", path, v, KGI_DB_SCHEMA_VERSION);
         goto fail;
@@ -454,6 +475,97 @@ kg_status kgi_db_put_many(kgi_db *db, const kgi_dbkey *keys, const kgi_result *r
         }
     }
     return sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? KG_OK : KG_ERR_DB;
+}
+
+kg_status kgi_db_set_final(kgi_db *db, const kgi_dbkey *keys, const double *final_ms, int n)
+{
+    if (n < 1)
+        return KG_OK;
+    sqlite3_stmt *clear = NULL, *set = NULL;
+    kg_status st = KG_ERR_DB;
+    if (sqlite3_prepare_v2(db->h,
+                           "UPDATE results SET final_ms = 0 WHERE device = ?1 AND cc = ?2 AND sm_count = ?3 AND dtype = ?4"
+                           " AND layout = ?5 AND m = ?6 AND n = ?7 AND k = ?8 AND final_ms != 0",
+                           -1, &clear, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db->h,
+                           "UPDATE results SET final_ms = ?12 WHERE device = ?1 AND cc = ?2 AND sm_count = ?3 AND dtype = ?4"
+                           " AND layout = ?5 AND m = ?6 AND n = ?7 AND k = ?8 AND template = ?9 AND template_version = ?10"
+                           " AND config = ?11",
+                           -1, &set, NULL) != SQLITE_OK)
+        goto done;
+    if (sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        goto done;
+    const kgi_dbkey *k0 = &keys[0];
+    sqlite3_bind_text(clear, 1, k0->device, -1, SQLITE_STATIC);
+    sqlite3_bind_int(clear, 2, k0->cc);
+    sqlite3_bind_int(clear, 3, k0->sm_count);
+    sqlite3_bind_text(clear, 4, k0->dtype, -1, SQLITE_STATIC);
+    sqlite3_bind_text(clear, 5, k0->layout, -1, SQLITE_STATIC);
+    sqlite3_bind_int(clear, 6, k0->m);
+    sqlite3_bind_int(clear, 7, k0->n);
+    sqlite3_bind_int(clear, 8, k0->k);
+    int ok = sqlite3_step(clear) == SQLITE_DONE;
+    for (int i = 0; ok && i < n; i++) {
+        const kgi_dbkey *k = &keys[i];
+        ok = strcmp(k->device, k0->device) == 0 && k->cc == k0->cc && k->sm_count == k0->sm_count &&
+             strcmp(k->dtype, k0->dtype) == 0 && strcmp(k->layout, k0->layout) == 0 && k->m == k0->m &&
+             k->n == k0->n && k->k == k0->k && final_ms[i] > 0;
+        if (!ok)
+            break;
+        sqlite3_reset(set);
+        sqlite3_bind_text(set, 1, k->device, -1, SQLITE_STATIC);
+        sqlite3_bind_int(set, 2, k->cc);
+        sqlite3_bind_int(set, 3, k->sm_count);
+        sqlite3_bind_text(set, 4, k->dtype, -1, SQLITE_STATIC);
+        sqlite3_bind_text(set, 5, k->layout, -1, SQLITE_STATIC);
+        sqlite3_bind_int(set, 6, k->m);
+        sqlite3_bind_int(set, 7, k->n);
+        sqlite3_bind_int(set, 8, k->k);
+        sqlite3_bind_text(set, 9, k->tmpl, -1, SQLITE_STATIC);
+        sqlite3_bind_int(set, 10, k->tmpl_version);
+        sqlite3_bind_text(set, 11, k->config, -1, SQLITE_STATIC);
+        sqlite3_bind_double(set, 12, final_ms[i]);
+        ok = sqlite3_step(set) == SQLITE_DONE && sqlite3_changes(db->h) == 1;
+    }
+    if (ok && sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
+        st = KG_OK;
+    else
+        sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+done:
+    sqlite3_finalize(clear);
+    sqlite3_finalize(set);
+    return st;
+}
+
+int kgi_db_fastest(kgi_db *db, const kgi_dbkey *shape, kgi_dbkey *keys, double *time_ms, int max)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(db->h,
+                           "SELECT template, template_version, config, time_ms FROM results WHERE device = ?1 AND cc = ?2"
+                           " AND sm_count = ?3 AND dtype = ?4 AND layout = ?5 AND m = ?6 AND n = ?7 AND k = ?8"
+                           " AND outcome = 'ok' AND time_ms > 0 ORDER BY time_ms, template, config LIMIT ?9",
+                           -1, &q, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(q, 1, shape->device, -1, SQLITE_STATIC);
+    sqlite3_bind_int(q, 2, shape->cc);
+    sqlite3_bind_int(q, 3, shape->sm_count);
+    sqlite3_bind_text(q, 4, shape->dtype, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 5, shape->layout, -1, SQLITE_STATIC);
+    sqlite3_bind_int(q, 6, shape->m);
+    sqlite3_bind_int(q, 7, shape->n);
+    sqlite3_bind_int(q, 8, shape->k);
+    sqlite3_bind_int(q, 9, max);
+    int n = 0, rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW && n < max) {
+        kgi_dbkey *k = &keys[n];
+        *k = *shape;
+        snprintf(k->tmpl, sizeof k->tmpl, "%s", (const char *)sqlite3_column_text(q, 0));
+        k->tmpl_version = sqlite3_column_int(q, 1);
+        snprintf(k->config, sizeof k->config, "%s", (const char *)sqlite3_column_text(q, 2));
+        time_ms[n++] = sqlite3_column_double(q, 3);
+    }
+    sqlite3_finalize(q);
+    return rc == SQLITE_DONE || rc == SQLITE_ROW ? n : -1;
 }
 
 int kgi_db_get(kgi_db *db, const kgi_dbkey *key, kgi_result *out)

@@ -27,7 +27,10 @@ struct sqlite3_stmt;
 
 typedef struct kgi_db kgi_db;
 
-#define KGI_DB_SCHEMA_VERSION 1
+/* 2: results.final_ms (the tuner's final stage). A version-1 file is
+ * upgraded in place when opened for writing, and read through a temporary
+ * view (final_ms = 0) when opened read-only. */
+#define KGI_DB_SCHEMA_VERSION 2
 
 enum { KGI_DB_READONLY = 1, KGI_DB_CREATE = 2 };
 
@@ -59,6 +62,15 @@ kg_status kgi_db_put(kgi_db *db, const kgi_dbkey *key, const kgi_result *res, lo
 /* Writes n results in one transaction (the check()-pruned part of a space). */
 kg_status kgi_db_put_many(kgi_db *db, const kgi_dbkey *keys, const kgi_result *res, int n, long long run_id,
                           int replace);
+/* The tuner's final stage for one shape (key's device, cc, SM count, dtype,
+ * layout, M, N, K): in one transaction, clears final_ms on every row of that
+ * shape and sets it on the n finalists (keys[i], final_ms[i] > 0). */
+kg_status kgi_db_set_final(kgi_db *db, const kgi_dbkey *keys, const double *final_ms, int n);
+/* The ok rows of the shape of `shape` (its device, cc, SM count, dtype,
+ * layout, M, N, K; template and config ignored), fastest first by the
+ * search's time_ms: up to `max` keys and times. Returns the count, -1 on
+ * error. */
+int kgi_db_fastest(kgi_db *db, const kgi_dbkey *shape, kgi_dbkey *keys, double *time_ms, int max);
 /* Reads the result stored under `key`: 1 found, 0 none, -1 error. */
 int kgi_db_get(kgi_db *db, const kgi_dbkey *key, kgi_result *out);
 
@@ -119,7 +131,9 @@ kg_status kgi_db_import(kgi_db *db, const char *text, size_t len, int *inserted,
 kg_status kgi_db_merge(kgi_db *db, const char *other, int *inserted, int *updated, int *kept, char *err,
                        size_t errlen);
 
-/* One tuned (device, layout, shape): its rows and its best ok row. */
+/* One tuned (device, layout, shape): its rows and its best ok row (the
+ * final stage's fastest finalist where it ran, as lookup.c chooses; this
+ * summary does not check template versions). */
 typedef struct kgi_db_group {
     char device[256];
     int cc, sm_count;
@@ -127,11 +141,13 @@ typedef struct kgi_db_group {
     int m, n, k;
     int rows, ok;
     double best_ms, best_tflops;
+    double best_final_ms;      /* > 0: the best is the final stage's fastest finalist, at this time */
     char best_tmpl[64], best_config[512];
     char last[32];
 } kgi_db_group;
 kg_status kgi_db_list(kgi_db *db, void (*fn)(void *ud, const kgi_db_group *g), void *ud);
-/* The matching rows, ok ones fastest first, then the others; at most
+/* The matching rows, ok ones best first (finalists by final time, then the
+ * rest by the search's time), then the others; at most
  * `limit` (0: all). */
 kg_status kgi_db_show(kgi_db *db, const kgi_db_filter *flt, int limit,
                       void (*fn)(void *ud, const kgi_dbkey *key, const kgi_result *res), void *ud);

@@ -640,9 +640,10 @@ kg_status kgi_db_list(kgi_db *db, void (*fn)(void *ud, const kgi_db_group *g), v
                            -1, &st, NULL) != SQLITE_OK)
         return KG_ERR_DB;
     if (sqlite3_prepare_v2(h,
-                           "SELECT template, config, time_ms, tflops FROM results WHERE device = ?1 AND cc = ?2 AND"
-                           " sm_count = ?3 AND layout = ?4 AND m = ?5 AND n = ?6 AND k = ?7 AND outcome = 'ok'"
-                           " AND time_ms > 0 ORDER BY time_ms LIMIT 1",
+                           "SELECT template, config, time_ms, tflops, final_ms FROM results WHERE device = ?1 AND cc = ?2"
+                           " AND sm_count = ?3 AND layout = ?4 AND m = ?5 AND n = ?6 AND k = ?7 AND outcome = 'ok'"
+                           " AND time_ms > 0 ORDER BY final_ms <= 0,"
+                           " CASE WHEN final_ms > 0 THEN final_ms ELSE time_ms END LIMIT 1",
                            -1, &best, NULL) != SQLITE_OK) {
         sqlite3_finalize(st);
         return KG_ERR_DB;
@@ -667,6 +668,7 @@ kg_status kgi_db_list(kgi_db *db, void (*fn)(void *ud, const kgi_db_group *g), v
             snprintf(g.best_config, sizeof g.best_config, "%s", (const char *)sqlite3_column_text(best, 1));
             g.best_ms = sqlite3_column_double(best, 2);
             g.best_tflops = sqlite3_column_double(best, 3);
+            g.best_final_ms = sqlite3_column_double(best, 4);
         }
         fn(ud, &g);
     }
@@ -679,7 +681,8 @@ kg_status kgi_db_show(kgi_db *db, const kgi_db_filter *flt, int limit,
                       void (*fn)(void *ud, const kgi_dbkey *key, const kgi_result *res), void *ud)
 {
     char sql[2048];
-    snprintf(sql, sizeof sql, "SELECT %s FROM results%s ORDER BY outcome != 'ok', outcome, time_ms, config LIMIT ?8",
+    snprintf(sql, sizeof sql, "SELECT %s FROM results%s ORDER BY outcome != 'ok', outcome, final_ms <= 0,"
+             " CASE WHEN final_ms > 0 THEN final_ms ELSE time_ms END, config LIMIT ?8",
              kgi_db_column_list(), where_filter);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(kgi_db_handle(db), sql, -1, &st, NULL) != SQLITE_OK)

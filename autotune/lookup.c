@@ -3,7 +3,9 @@
  * configuration for the context's device, layout and shape.
  *
  * Order of preference (each fallback is named in `why`):
- *   1. exact shape: the fastest `ok` row for this M, N, K;
+ *   1. exact shape: the fastest `ok` row for this M, N, K (where the
+ *      tuner's final stage ran for the shape, the fastest of its finalists
+ *      by their final, back-to-back time; else by the search's time);
  *   2. nearest shape: among tuned shapes within KGI_LOOKUP_MAX_DISTANCE,
  *      the one closest in log2 space, distance |log2 M/M'| + |log2 N/N'| +
  *      |log2 K/K'| (so shapes in the same power-of-two bucket in every
@@ -116,8 +118,9 @@ kg_status kgi_tunedb_find(kgi_db *db, kg_context *ctx, const kg_device_info *inf
 {
     sqlite3_stmt *q;
     const char *sql = "SELECT template, template_version, config, m, n, k, time_ms, tflops, m_multiple, n_multiple,"
-                      " k_multiple, ld_multiple FROM results WHERE device = ?1 AND cc = ?2 AND sm_count = ?3"
-                      " AND layout = ?4 AND dtype = 'f32' AND outcome = 'ok' AND time_ms > 0 ORDER BY time_ms";
+                      " k_multiple, ld_multiple, final_ms FROM results WHERE device = ?1 AND cc = ?2 AND sm_count = ?3"
+                      " AND layout = ?4 AND dtype = 'f32' AND outcome = 'ok' AND time_ms > 0"
+                      " ORDER BY final_ms <= 0, CASE WHEN final_ms > 0 THEN final_ms ELSE time_ms END";
     if (sqlite3_prepare_v2(kgi_db_handle(db), sql, -1, &q, NULL) != SQLITE_OK) {
         snprintf(why, why_len, "tuning database %s: %s", kgi_db_path(db), kgi_db_error(db));
         return KG_ERR_DB;
@@ -129,7 +132,7 @@ kg_status kgi_tunedb_find(kgi_db *db, kg_context *ctx, const kg_device_info *inf
     int lda, ldb;
     natural_ld(layout, m, n, k, &lda, &ldb);
     versions vs = {.n = 0};
-    double best_dist = INFINITY, best_ms = 0, best_tflops = 0;
+    double best_dist = INFINITY, best_ms = 0, best_tflops = 0, best_final = 0;
     int best_shape[3] = {0, 0, 0}, stale = 0, rows = 0, rc;
     char best_tmpl[64] = "", best_cfg[512] = "";
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -137,7 +140,9 @@ kg_status kgi_tunedb_find(kgi_db *db, kg_context *ctx, const kg_device_info *inf
         const char *name = (const char *)sqlite3_column_text(q, 0);
         int mm = sqlite3_column_int(q, 3), nn = sqlite3_column_int(q, 4), kk = sqlite3_column_int(q, 5);
         double dist = log2_distance(m, n, k, mm, nn, kk);
-        /* Rows come fastest first: a later row wins only by being strictly nearer. */
+        /* Per shape, rows come best first (the final stage's finalists by
+         * their final time, then the rest by the search's time): a later
+         * row wins only by being strictly nearer. */
         if (!(dist < best_dist) || dist > KGI_LOOKUP_MAX_DISTANCE)
             continue;
         int mmul = sqlite3_column_int(q, 8), nmul = sqlite3_column_int(q, 9), kmul = sqlite3_column_int(q, 10);
@@ -152,6 +157,7 @@ kg_status kgi_tunedb_find(kgi_db *db, kg_context *ctx, const kg_device_info *inf
         best_dist = dist;
         best_ms = sqlite3_column_double(q, 6);
         best_tflops = sqlite3_column_double(q, 7);
+        best_final = sqlite3_column_double(q, 12);
         best_shape[0] = mm, best_shape[1] = nn, best_shape[2] = kk;
         snprintf(best_tmpl, sizeof best_tmpl, "%s", name);
         snprintf(best_cfg, sizeof best_cfg, "%s", (const char *)sqlite3_column_text(q, 2));
@@ -171,12 +177,15 @@ kg_status kgi_tunedb_find(kgi_db *db, kg_context *ctx, const kg_device_info *inf
     }
     snprintf(tmpl, tmpl_len, "%s", best_tmpl);
     snprintf(config, config_len, "%s", best_cfg);
+    char final[96] = "";
+    if (best_final > 0)
+        snprintf(final, sizeof final, ", the final stage's fastest at %.4g ms back to back", best_final);
     if (best_dist == 0)
-        snprintf(why, why_len, "exact shape %dx%dx%d, %s %s, %.4g ms (%.1f TFLOP/s) in %s", m, n, k, best_tmpl, layout,
-                 best_ms, best_tflops, kgi_db_path(db));
+        snprintf(why, why_len, "exact shape %dx%dx%d, %s %s, %.4g ms (%.1f TFLOP/s)%s in %s", m, n, k, best_tmpl, layout,
+                 best_ms, best_tflops, final, kgi_db_path(db));
     else
-        snprintf(why, why_len, "nearest shape %dx%dx%d (log2 distance %.2f) for %dx%dx%d, %s %s, %.4g ms there, in %s",
-                 best_shape[0], best_shape[1], best_shape[2], best_dist, m, n, k, best_tmpl, layout, best_ms,
+        snprintf(why, why_len, "nearest shape %dx%dx%d (log2 distance %.2f) for %dx%dx%d, %s %s, %.4g ms there%s, in %s",
+                 best_shape[0], best_shape[1], best_shape[2], best_dist, m, n, k, best_tmpl, layout, best_ms, final,
                  kgi_db_path(db));
     return KG_OK;
 }

@@ -17,6 +17,10 @@
  *     spread is small or the cap is hit, median, L2 flushed, C restored.
  * A driver error at any point means the context may be poisoned: the result
  * is `fault` and the worker exits after reporting it.
+ *
+ * kgi_measure_final: one sample of the final stage for a candidate that
+ * passed all of the above at this shape: a warm-up launch, then launches
+ * back to back for about the asked length.
  */
 #include <math.h>
 #include <stdio.h>
@@ -306,4 +310,47 @@ void kgi_measure(kg_context *ctx, kgi_bufs **bufs, const kgi_wreq *req, int out_
     r->spread = t.spread;
     r->reps = t.reps;
     r->tflops = t.median_ms > 0 ? flop / (t.median_ms * 1e9) : 0;
+}
+
+void kgi_measure_final(kg_context *ctx, kgi_bufs **bufs, const kgi_wreq *req, kgi_wmsg *msg)
+{
+    memset(msg, 0, sizeof *msg);
+    msg->type = KGI_WMSG_RESULT;
+    kgi_result *r = &msg->res;
+    kg_kernel *kern;
+    kg_status st = kg_kernel_get(ctx, req->tmpl, req->config, &kern);
+    if (st != KG_OK) {
+        failed(ctx, msg, st, "load");
+        return;
+    }
+    if ((st = shape_buffers(ctx, bufs, req)) != KG_OK) {
+        failed(ctx, msg, st, "operands");
+        return;
+    }
+    kgi_bufs *b = *bufs;
+    if (b->dcinit && (st = kgi_dev_copy(ctx, b->dc, b->dcinit, (size_t)b->m * b->n * 4)) != KG_OK) {
+        failed(ctx, msg, st, "preparing C");
+        return;
+    }
+    kg_gemm g = {req->m, req->n, req->k, req->alpha, req->beta, b->da, b->lda, b->db, b->ldb, b->dc, b->ldc};
+    double one;
+    if ((st = kgi_time_back_to_back(ctx, kern, &g, 1, &one)) != KG_OK) {
+        failed(ctx, msg, st, "final stage: warm-up launch");
+        return;
+    }
+    double want = req->sample_ms > 0 ? req->sample_ms : 2.0, per = req->expect_ms > 0 ? req->expect_ms : one;
+    int count = per > 0 ? (int)ceil(want / per) : 1000;
+    if (count < 1)
+        count = 1;
+    if (count > 1000)
+        count = 1000;
+    double ms;
+    if ((st = kgi_time_back_to_back(ctx, kern, &g, count, &ms)) != KG_OK) {
+        failed(ctx, msg, st, "final stage: timing");
+        return;
+    }
+    r->outcome = KGI_OUT_OK;
+    r->time_ms = r->time_min_ms = r->time_max_ms = ms;
+    r->reps = count;
+    r->tflops = ms > 0 ? 2.0 * req->m * req->n * (double)req->k / (ms * 1e9) : 0;
 }

@@ -41,6 +41,8 @@ typedef struct kgi_result {
     double time_min_ms, time_max_ms, spread;
     int reps;
     double tflops;
+    double final_ms;            /* > 0: this row was a finalist of the tuner's last stage for its shape, re-timed
+                                 * back to back beside the others (tune.h); kg_matmul prefers the fastest of them */
     int registers;              /* per thread, as ptxas reports; 0 when not compiled */
     int spill_bytes;            /* spill stores + loads */
     long smem_bytes;            /* static + dynamic, per block */

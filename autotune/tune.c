@@ -152,6 +152,8 @@ static kg_status tune_shape(kgi_tuner *t, int si, kgi_strategy_fn strategy)
         kgi_search_free(&search);
     }
     free(rank);
+    if (st == KG_OK && t->fatal == KG_OK)
+        st = kgi_tuner_final(t);
     s->wall_s = kgi_now() - t0;
     return st != KG_OK ? st : t->fatal;
 }
@@ -286,6 +288,7 @@ void kgi_tune_report_free(kgi_tune_report *rep)
     for (int i = 0; i < rep->nshapes; i++) {
         free(rep->shapes[i].res);
         free(rep->shapes[i].cached);
+        free(rep->shapes[i].final);
     }
     free(rep->shapes);
     kgi_space_free(&rep->space);

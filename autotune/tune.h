@@ -65,6 +65,9 @@ typedef struct kgi_tune_opts {
     double timeout_s;           /* watchdog per candidate, before its first launch */
     double slow_factor;         /* probe > factor x best probe: `slow` (0: never) */
     int flush_l2;
+    int final_n;                /* final stage: finalists per shape (0: off) */
+    int final_rounds;           /* samples per finalist */
+    double final_sample_ms;     /* each sample's length of back-to-back launches */
     kgi_prune_rules rules;
     const char *exe;            /* the kgen binary, run as the GPU worker */
     const char *command;        /* the command line, for the runs table */
@@ -72,6 +75,27 @@ typedef struct kgi_tune_opts {
     void *progress_ud;
     volatile sig_atomic_t *interrupted; /* set by a signal handler: stop soon */
 } kgi_tune_opts;
+
+/* The final stage. The search times each candidate alone, L2 flushed,
+ * about ten launches: right for ranking hundreds of candidates, but kernels
+ * within 1-2 % of each other can swap places on noise or on what the flush
+ * adds (operands that fit in L2 are read from DRAM in every timed launch).
+ * So after the search the n fastest ok rows in the database for the shape
+ * (any run, this device and layout, the templates of this run at their
+ * current versions) are timed again the way a GEMM called in a loop runs:
+ * back to back on the same operands, L2 warm, in rounds that rotate through
+ * the finalists so that clock and temperature drift reach them all alike.
+ * Each finalist's median is stored as its final_ms (clearing older ones for
+ * the shape), and kg_matmul takes the fastest finalist. */
+typedef struct kgi_final_row {
+    char tmpl[64];
+    char config[512];
+    double search_ms;           /* the search's time (L2 flushed) */
+    double final_ms;            /* median per-launch time back to back; 0: failed */
+    double min_ms, max_ms;      /* over the samples */
+    int samples, launches;      /* samples taken, launches per sample (the last) */
+    char failed[256];           /* why it dropped out, empty when it did not */
+} kgi_final_row;
 
 /* One shape's outcome. */
 typedef struct kgi_shape_report {
@@ -82,6 +106,10 @@ typedef struct kgi_shape_report {
     int evaluated, cached_n, planned;
     int best;                   /* fastest ok candidate, -1 */
     double wall_s;
+    kgi_final_row *final;       /* the final stage's finalists, fastest first by final_ms */
+    int nfinal;
+    double final_wall_s;
+    char final_note[256];       /* why the final stage did not run or record, empty when it did */
 } kgi_shape_report;
 
 typedef struct kgi_tune_report {

@@ -40,4 +40,7 @@ typedef struct kgi_tuner {
 int kgi_tuner_eval(void *ud, const int *idx, int n, int max_ran, double *ms, unsigned char *ran);
 int kgi_tuner_eval_dry(void *ud, const int *idx, int n, int max_ran, double *ms, unsigned char *ran);
 
+/* final.c: the final stage (tune.h) for the current shape, after its search. */
+kg_status kgi_tuner_final(kgi_tuner *t);
+
 #endif

@@ -231,10 +231,13 @@ int kgi_worker_main(int device, int fd, const char *template_path)
     int rc = 0;
     for (;;) {
         kgi_wreq req;
-        if (read_full(fd, &req, sizeof req) != 1 || req.op != KGI_WOP_EVAL)
+        if (read_full(fd, &req, sizeof req) != 1 || (req.op != KGI_WOP_EVAL && req.op != KGI_WOP_FINAL))
             break;
         kgi_wmsg msg;
-        kgi_measure(ctx, &bufs, &req, fd, &msg);
+        if (req.op == KGI_WOP_EVAL)
+            kgi_measure(ctx, &bufs, &req, fd, &msg);
+        else
+            kgi_measure_final(ctx, &bufs, &req, &msg);
         if (write_full(fd, &msg, sizeof msg) != 0) {
             rc = 1;
             break;

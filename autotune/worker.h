@@ -20,7 +20,10 @@
 
 #include "autotune/result.h"
 
-enum { KGI_WOP_EVAL = 1, KGI_WOP_QUIT = 2 };
+/* EVAL: verify and time a candidate (measure.c). FINAL: one sample of the
+ * final stage: a candidate that was already verified at this shape, launched
+ * back to back for about `sample_ms` (tune.c). */
+enum { KGI_WOP_EVAL = 1, KGI_WOP_QUIT = 2, KGI_WOP_FINAL = 3 };
 enum { KGI_WMSG_PROBE = 1, KGI_WMSG_RESULT = 2 };
 
 /* Parent -> worker: evaluate one candidate. */
@@ -36,6 +39,8 @@ typedef struct kgi_wreq {
     double cut_ms;             /* > 0: a first launch slower than this is `slow`, not timed in full */
     double slow_factor;        /* for the reason text */
     int flush_l2;
+    double sample_ms;          /* FINAL: the back-to-back run's target length */
+    double expect_ms;          /* FINAL: the search's time per launch, to size the run */
     unsigned long long seed;
 } kgi_wreq;
 
@@ -94,6 +99,11 @@ int kgi_worker_main(int device, int fd, const char *template_path);
 typedef struct kgi_bufs kgi_bufs;
 void kgi_measure(kg_context *ctx, kgi_bufs **bufs, const kgi_wreq *req, int out_fd, kgi_wmsg *msg);
 void kgi_measure_free(kg_context *ctx, kgi_bufs *bufs);
+/* measure.c, in the worker: one FINAL sample. After one warm-up launch,
+ * the RESULT's time_ms is the time per launch of ceil(sample_ms /
+ * expect_ms) launches (at most 1000) back to back on the tuned shape's
+ * operands (no L2 flush, no restore of C between them), reps their count. */
+void kgi_measure_final(kg_context *ctx, kgi_bufs **bufs, const kgi_wreq *req, kgi_wmsg *msg);
 
 /* monotonic seconds */
 double kgi_now(void);

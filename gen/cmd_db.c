@@ -20,9 +20,12 @@ static void print_group(void *ud, const kgi_db_group *g)
     char shape[64], arch[16];
     snprintf(shape, sizeof shape, "%dx%dx%d", g->m, g->n, g->k);
     snprintf(arch, sizeof arch, "sm_%d", g->cc);
+    char final[80] = "";
+    if (g->best_final_ms > 0)
+        snprintf(final, sizeof final, " [final stage: %.4f ms back to back]", g->best_final_ms);
     if (g->best_tmpl[0])
-        printf("%-28.28s %-6s %-4d %-6s %-18s %6d %5d %10.4f %8.2f  %s %s\n", g->device, arch, g->sm_count, g->layout,
-               shape, g->rows, g->ok, g->best_ms, g->best_tflops, g->best_tmpl, g->best_config);
+        printf("%-28.28s %-6s %-4d %-6s %-18s %6d %5d %10.4f %8.2f  %s %s%s\n", g->device, arch, g->sm_count, g->layout,
+               shape, g->rows, g->ok, g->best_ms, g->best_tflops, g->best_tmpl, g->best_config, final);
     else
         printf("%-28.28s %-6s %-4d %-6s %-18s %6d %5d %10s %8s  (none ran correctly)\n", g->device, arch, g->sm_count,
                g->layout, shape, g->rows, g->ok, "-", "-");
@@ -38,6 +41,8 @@ static void print_result(void *ud, const kgi_dbkey *key, const kgi_result *r)
     snprintf(shape, sizeof shape, "%dx%dx%d", key->m, key->n, key->k);
     printf("%-16s %-14s %10.4f %8.2f %5d %7ld %4.0f%%  %-10s %s\n", kgi_outcome_name(r->outcome), shape, r->time_ms,
            r->tflops, r->registers, r->smem_bytes, 100 * r->occupancy, key->tmpl, key->config);
+    if (r->final_ms > 0)
+        printf("%68sfinal stage: %.4f ms back to back\n", "", r->final_ms);
     if (r->reason[0])
         printf("%68s%.200s\n", "", r->reason);
 }

@@ -80,6 +80,30 @@ static int top_rows(const kgi_tune_report *rep, const kgi_shape_report *s, int d
     return n;
 }
 
+/* The final stage's table: finalists by final time, then the dropped ones. */
+static void print_final(FILE *f, const kgi_shape_report *s, const kgi_tune_opts *o, double flop)
+{
+    if (s->final_note[0])
+        fprintf(f, "  final stage %s\n", s->final_note);
+    if (s->nfinal == 0 || s->final_note[0])
+        return;
+    fprintf(f, "  final stage: the %d fastest in the database for this shape, timed back to back (L2 warm), %d round%s"
+               " of ~%.0f ms each, %.1f s; kg_matmul takes the first\n",
+            s->nfinal, o->final_rounds, o->final_rounds == 1 ? "" : "s", o->final_sample_ms, s->final_wall_s);
+    fprintf(f, "  %-4s %10s %10s %8s %7s  %s\n", "rank", "final ms", "search ms", "TFLOP/s", "range", "configuration");
+    for (int i = 0; i < s->nfinal; i++) {
+        const kgi_final_row *r = &s->final[i];
+        if (r->failed[0]) {
+            fprintf(f, "  %-4s %10s %10.4f %8s %7s  %s %s\n%8s%s\n", "-", "dropped", r->search_ms, "", "", r->tmpl,
+                    r->config, "", r->failed);
+            continue;
+        }
+        fprintf(f, "  %-4d %10.4f %10.4f %8.2f %6.1f%%  %s %s\n", i + 1, r->final_ms, r->search_ms,
+                flop / (r->final_ms * 1e9), r->final_ms > 0 ? 100 * (r->max_ms - r->min_ms) / r->final_ms : 0, r->tmpl,
+                r->config);
+    }
+}
+
 static void print_summary(const kgi_tune_report *rep, const kgi_tune_opts *o, int top)
 {
     FILE *f = stderr;
@@ -127,6 +151,7 @@ static void print_summary(const kgi_tune_report *rep, const kgi_tune_opts *o, in
         }
         if (show < n)
             fprintf(f, "  ... %d more (--top 0 shows all)\n", n - show);
+        print_final(f, s, o, flop);
     }
     free(rows);
     fprintf(f, "\nwall time %.1f s%s%s\n", rep->wall_s, rep->interrupted ? "; interrupted (run again to resume)" : "",
@@ -149,6 +174,15 @@ static void json_string(const char *s)
     putchar('"');
 }
 
+/* A configuration's final time in this run's final stage, 0 when none. */
+static double final_of(const kgi_shape_report *s, const char *tmpl, const char *config)
+{
+    for (int i = 0; !s->final_note[0] && i < s->nfinal; i++)
+        if (!s->final[i].failed[0] && strcmp(s->final[i].tmpl, tmpl) == 0 && strcmp(s->final[i].config, config) == 0)
+            return s->final[i].final_ms;
+    return 0;
+}
+
 /* --csv / --json: the shown rows of every shape on standard output. */
 static void print_machine(const kgi_tune_report *rep, const kgi_tune_opts *o, int top, int json)
 {
@@ -163,7 +197,7 @@ static void print_machine(const kgi_tune_report *rep, const kgi_tune_opts *o, in
                o->dry_run ? "true" : "false");
     }
     else
-        printf("m,n,k,rank,template,config,time_ms,tflops,registers,smem_bytes,occupancy\n");
+        printf("m,n,k,rank,template,config,time_ms,tflops,registers,smem_bytes,occupancy,final_ms\n");
     for (int si = 0; si < rep->nshapes; si++) {
         const kgi_shape_report *s = &rep->shapes[si];
         int n = top_rows(rep, s, o->dry_run, rows), show = top > 0 && top < n ? top : n;
@@ -190,12 +224,26 @@ static void print_machine(const kgi_tune_report *rep, const kgi_tune_opts *o, in
                 printf(", \"time_ms\": %.6g, \"tflops\": %.4g, \"registers\": %d, \"smem_bytes\": %ld, \"occupancy\": %.4g}",
                        r->time_ms, tf, r->registers, r->smem_bytes, r->occupancy);
             } else
-                printf("%d,%d,%d,%d,%s,%s,%.6g,%.4g,%d,%ld,%.4g\n", s->sh.m, s->sh.n, s->sh.k, i + 1,
+                printf("%d,%d,%d,%d,%s,%s,%.6g,%.4g,%d,%ld,%.4g,%.6g\n", s->sh.m, s->sh.n, s->sh.k, i + 1,
                        rep->space.tmpl[c->tmpl].name, c->config, r->time_ms, tf, r->registers, r->smem_bytes,
-                       r->occupancy);
+                       r->occupancy, final_of(s, rep->space.tmpl[c->tmpl].name, c->config));
         }
-        if (json)
+        if (json) {
+            printf("], \"final\": [");
+            for (int i = 0, first = 1; !s->final_note[0] && i < s->nfinal; i++) {
+                const kgi_final_row *f = &s->final[i];
+                if (f->failed[0])
+                    continue;
+                printf("%s\n    {\"rank\": %d, \"template\": ", first ? "" : ",", i + 1);
+                json_string(f->tmpl);
+                printf(", \"config\": ");
+                json_string(f->config);
+                printf(", \"final_ms\": %.6g, \"search_ms\": %.6g, \"samples\": %d}", f->final_ms, f->search_ms,
+                       f->samples);
+                first = 0;
+            }
             printf("]}");
+        }
     }
     if (json)
         printf("\n]}\n");
@@ -318,7 +366,7 @@ int kgc_cmd_tune(int argc, char **argv)
                *budget = NULL, *time_s = NULL, *db = NULL, *jobs = NULL, *seed = NULL, *device = NULL, *devices = NULL,
                *shard = NULL, *force = NULL, *dry = NULL, *space = NULL, *alpha = NULL, *beta = NULL, *maxsec = NULL,
                *timeout = NULL, *slow = NULL, *noflush = NULL, *maxspill = NULL, *minocc = NULL, *csv = NULL,
-               *json = NULL, *top = NULL;
+               *json = NULL, *top = NULL, *final = NULL, *final_rounds = NULL;
     const kgc_opt own[] = {
         {"--m", NULL, 1, &m}, {"--n", NULL, 1, &n}, {"--k", NULL, 1, &k}, {"--shapes", NULL, 1, &shapes},
         {"--layout", NULL, 1, &layout}, {"--strategy", NULL, 1, &strategy}, {"--budget", NULL, 1, &budget},
@@ -328,7 +376,8 @@ int kgc_cmd_tune(int argc, char **argv)
         {"--alpha", NULL, 1, &alpha}, {"--beta", NULL, 1, &beta}, {"--max-seconds", NULL, 1, &maxsec},
         {"--timeout", NULL, 1, &timeout}, {"--slow-factor", NULL, 1, &slow}, {"--no-flush", NULL, 0, &noflush},
         {"--max-spill", NULL, 1, &maxspill}, {"--min-occupancy", NULL, 1, &minocc}, {"--csv", NULL, 0, &csv},
-        {"--json", NULL, 0, &json}, {"--top", NULL, 1, &top}, {NULL, NULL, 0, NULL}};
+        {"--json", NULL, 0, &json}, {"--top", NULL, 1, &top}, {"--final", NULL, 1, &final},
+        {"--final-rounds", NULL, 1, &final_rounds}, {NULL, NULL, 0, NULL}};
     kg_context *ctx = NULL;
     kgi_tune_shape *shape_list = NULL;
     char *space_text = NULL;
@@ -359,6 +408,7 @@ int kgc_cmd_tune(int argc, char **argv)
     rc = KGC_USAGE;
     kgi_tune_opts o = {.layout = layout, .strategy = strategy, .alpha = 1.0f, .beta = 0.0f, .seed = 1,
                        .max_seconds = 0.25, .timeout_s = 60, .slow_factor = 3, .flush_l2 = 1, .shard_n = 1,
+                       .final_n = 8, .final_rounds = 10, .final_sample_ms = 2.0,
                        .rules = {.max_spill_bytes = 0, .min_occupancy = 1.0 / 16}, .progress = show_progress};
     const char *template_path = args.template_dir ? args.template_dir : getenv("KGEN_TEMPLATE_PATH");
     o.template_path = template_path && template_path[0] ? template_path : NULL;
@@ -507,6 +557,16 @@ int kgc_cmd_tune(int argc, char **argv)
         o.rules.max_spill_bytes = (int)v;
     }
     o.flush_l2 = noflush == NULL;
+    if (final) {
+        if (kgc_int("--final", final, 0, 64, &v))
+            goto out;
+        o.final_n = (int)v;
+    }
+    if (final_rounds) {
+        if (kgc_int("--final-rounds", final_rounds, 1, 1000, &v))
+            goto out;
+        o.final_rounds = (int)v;
+    }
     int ntop = o.dry_run ? 20 : 10;
     if (top) {
         if (kgc_int("--top", top, 0, INT_MAX, &v))

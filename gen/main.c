@@ -68,9 +68,14 @@ static const command commands[] = {
      "  --timeout S          watchdog per candidate before its first launch ends (default 60)\n"
      "  --slow-factor F      a first launch F x slower than the best is not timed in full (3; 0 off)\n"
      "  --max-spill B        spill bytes allowed (default 0); --min-occupancy X (default 0.0625)\n"
-     "  --no-flush           do not flush the L2 between timed runs\n"
-     "  --top N              rows of the final table (default 10, dry run 20; 0: all)\n"
-     "  --csv | --json       the final table on standard output\n"},
+     "  --no-flush           do not flush the L2 between the search's timed runs\n"
+     "  --final N            final stage: after the search, time the N fastest configurations\n"
+     "                       in the database for the shape again, back to back (L2 warm, as a\n"
+     "                       GEMM in a loop runs), in rotating rounds; kg_matmul takes the\n"
+     "                       fastest of them (default 8; 0: off, the search's fastest)\n"
+     "  --final-rounds R     samples per finalist, each about 2 ms of launches (default 10)\n"
+     "  --top N              rows of the search's table (default 10, dry run 20; 0: all)\n"
+     "  --csv | --json       the search's table (with the final times) on standard output\n"},
     {"db", kgc_cmd_db,
      "kgen db list|show|export|import|merge [--db FILE] ...\n"
      "  list                 every tuned device, layout and shape with its best configuration\n"

@@ -150,6 +150,11 @@ kg_status kgi_time_kernel(kg_context *ctx, const kg_kernel *kern, const kg_gemm 
 kg_status kgi_time_kernel_reps(kg_context *ctx, const kg_kernel *kern, const kg_gemm *g, const float *c_init,
                                int flush_l2, int min_reps, int max_reps, double max_seconds, kgi_timing *out);
 
+/* One steady-state sample: `count` launches back to back on the same
+ * operands between two events (no flush, C not restored between them: the
+ * time does not depend on C's values), *ms the time per launch. */
+kg_status kgi_time_back_to_back(kg_context *ctx, const kg_kernel *kern, const kg_gemm *g, int count, double *ms);
+
 /* ------------------------------------------------------------ caches */
 
 /* runtime/cache.c: the disk cache's directory, or NULL when it is off;

@@ -13,6 +13,9 @@
  * Repetitions stop once the interquartile spread is under 2% of the median
  * (checked every 10 runs once the minimum is done), at `max_seconds` of
  * wall time, or at the maximum (kgi_time_kernel: 10 and 1000 runs).
+ *
+ * kgi_time_back_to_back measures the other regime, a GEMM called in a loop:
+ * many launches queued back to back between two events, L2 warm.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +134,46 @@ done:
     kgi_dev_free(ctx, flush);
     free(ms);
     free(sorted);
+    kgi_drv_leave(ctx);
+    return st;
+}
+
+kg_status kgi_time_back_to_back(kg_context *ctx, const kg_kernel *kern, const kg_gemm *g, int count, double *ms)
+{
+    if (!ctx || !kern || !g || !ms || count < 1)
+        return ctx ? kgi_fail(ctx, KG_ERR_INVALID_ARG, "kgi_time_back_to_back: NULL argument or count < 1")
+                   : KG_ERR_INVALID_ARG;
+    *ms = 0;
+    kg_status st = kgi_drv_enter(ctx);
+    if (st != KG_OK)
+        return st;
+    const kgi_cu *cu = ctx->drv->cu;
+    CUevent start = NULL, stop = NULL;
+    CUresult rc;
+    float t = 0;
+    if ((rc = cu->EventCreate(&start, CU_EVENT_DEFAULT)) != CUDA_SUCCESS ||
+        (rc = cu->EventCreate(&stop, CU_EVENT_DEFAULT)) != CUDA_SUCCESS) {
+        st = kgi_cu_fail(ctx, cu, "cuEventCreate", rc);
+        goto done;
+    }
+    if ((rc = cu->EventRecord(start, NULL)) != CUDA_SUCCESS) {
+        st = kgi_cu_fail(ctx, cu, "cuEventRecord", rc);
+        goto done;
+    }
+    for (int i = 0; i < count; i++)
+        if ((st = kg_kernel_launch(ctx, kern, g, NULL)) != KG_OK)
+            goto done;
+    if ((rc = cu->EventRecord(stop, NULL)) != CUDA_SUCCESS || (rc = cu->EventSynchronize(stop)) != CUDA_SUCCESS ||
+        (rc = cu->EventElapsedTime(&t, start, stop)) != CUDA_SUCCESS) {
+        st = kgi_cu_fail(ctx, cu, "timing launches back to back (cuEventRecord/Synchronize/ElapsedTime)", rc);
+        goto done;
+    }
+    *ms = (double)t / count;
+done:
+    if (start)
+        cu->EventDestroy(start);
+    if (stop)
+        cu->EventDestroy(stop);
     kgi_drv_leave(ctx);
     return st;
 }

@@ -71,6 +71,8 @@ expect 2 "unknown template 'nosuch'" tune --dry-run --template nosuch
 expect 2 "all cannot be combined" tune --dry-run --template all --template matmul
 expect 2 "unknown architecture" tune --dry-run --arch sm_12
 expect 2 "--max-seconds must be" tune --dry-run --max-seconds -1
+expect 2 "--final must be 0..64" tune --dry-run --final -1
+expect 2 "--final-rounds must be 1..1000" tune --dry-run --final-rounds 0
 expect 2 "expected 'M N K'" tune --shapes <(echo "1 2")
 expect 2 "not an integer" tune --shapes <(printf "big 4096 4096 x\n")
 # no GPU here: a clear failure, exit 1 (on a GPU machine this sweep just runs)
@@ -84,6 +86,12 @@ fi
 
 # the database commands
 cat >"$tmp/rows.csv" <<'EOF'
+device,cc,sm_count,template,template_version,dtype,layout,m,n,k,config,outcome,reason,time_ms,time_min_ms,time_max_ms,spread,reps,tflops,final_ms,registers,spill_bytes,smem_bytes,threads,occupancy,error,m_multiple,n_multiple,k_multiple,ld_multiple,kgen_version,created
+Test GPU,90,132,matmul,1,f32,nn,1024,1024,1024,bm=64 bn=64 bk=16 tm=4 tn=4 pad=0 vec=4 bounds=1 layout=nn,ok,,0.1026,0.1,0.11,0.01,10,20.9,0,59,0,8192,256,0.5,1e-07,1,1,1,4,0.1.0,2026-11-21T05:00:00.000Z
+Test GPU,90,132,matmul,1,f32,nn,1024,1024,1024,bm=64 bn=64 bk=8 tm=4 tn=4 pad=0 vec=4 bounds=1 layout=nn,wrong,"C[3][5] = 1, reference 2",0,0,0,0,0,0,0,62,0,4096,256,0.5,inf,1,1,1,4,0.1.0,2026-11-21T05:00:00.000Z
+EOF
+# the same rows as a version-1 export wrote them (no final_ms column)
+cat >"$tmp/rows_v1.csv" <<'EOF'
 device,cc,sm_count,template,template_version,dtype,layout,m,n,k,config,outcome,reason,time_ms,time_min_ms,time_max_ms,spread,reps,tflops,registers,spill_bytes,smem_bytes,threads,occupancy,error,m_multiple,n_multiple,k_multiple,ld_multiple,kgen_version,created
 Test GPU,90,132,matmul,1,f32,nn,1024,1024,1024,bm=64 bn=64 bk=16 tm=4 tn=4 pad=0 vec=4 bounds=1 layout=nn,ok,,0.1026,0.1,0.11,0.01,10,20.9,59,0,8192,256,0.5,1e-07,1,1,1,4,0.1.0,2026-11-21T05:00:00.000Z
 Test GPU,90,132,matmul,1,f32,nn,1024,1024,1024,bm=64 bn=64 bk=8 tm=4 tn=4 pad=0 vec=4 bounds=1 layout=nn,wrong,"C[3][5] = 1, reference 2",0,0,0,0,0,0,62,0,4096,256,0.5,inf,1,1,1,4,0.1.0,2026-11-21T05:00:00.000Z
@@ -105,9 +113,12 @@ check "list shows the shape and its best" grep -q "Test GPU.*1024x1024x1024 .* 2
 "$KGEN" db show --db "$tmp/d.db" --outcome wrong >"$tmp/show.out"
 check "show --outcome wrong gives the reason" grep -q "reference 2" "$tmp/show.out"
 "$KGEN" db export --db "$tmp/d.db" -o "$tmp/e.json"
-check "export -o x.json writes JSON" grep -q '"kgen_tuning_db": 1' "$tmp/e.json"
+check "export -o x.json writes JSON" grep -q '"kgen_tuning_db": 2' "$tmp/e.json"
 "$KGEN" db export --db "$tmp/d.db" --format csv -o "$tmp/e.csv"
 check "export round-trips the imported CSV" cmp -s "$tmp/rows.csv" "$tmp/e.csv"
+"$KGEN" db import --db "$tmp/d5.db" "$tmp/rows_v1.csv" >/dev/null
+"$KGEN" db export --db "$tmp/d5.db" --format csv -o "$tmp/e4.csv"
+check "a version-1 export (no final_ms) imports with final_ms 0" cmp -s "$tmp/rows.csv" "$tmp/e4.csv"
 "$KGEN" db import --db "$tmp/d2.db" "$tmp/e.json" >/dev/null
 "$KGEN" db export --db "$tmp/d2.db" -o "$tmp/e2.csv"
 check "JSON import gives the same rows" cmp -s "$tmp/rows.csv" "$tmp/e2.csv"

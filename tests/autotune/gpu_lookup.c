@@ -1,7 +1,8 @@
 /*
  * gpu_lookup.c -- after a real sweep (gpu_tune.sh), kg_matmul uses the tuned
- * entry: the fastest `ok` row of the database for this device and shape,
- * read here straight from SQLite; its result is right; a nearby shape takes
+ * entry: the fastest `ok` row of the database for this device and shape
+ * (the final stage's fastest finalist where it ran), read here straight
+ * from SQLite; its result is right; a nearby shape takes
  * the nearest tuned one; a far shape takes the default.
  *
  *   gpu_lookup --probe            exit 0 with a GPU, 77 without
@@ -16,7 +17,8 @@
 #include "runtime/internal.h"
 #include "testutil.h"
 
-/* The fastest ok configuration stored for (device, nn, M, N, K). */
+/* The best ok configuration stored for (device, nn, M, N, K): the fastest
+ * finalist by final_ms, else the fastest by the search's time_ms. */
 static int best_row(const char *path, const kg_device_info *info, int m, int n, int k, char *cfg, size_t len)
 {
     sqlite3 *db;
@@ -26,7 +28,8 @@ static int best_row(const char *path, const kg_device_info *info, int m, int n, 
         return 0;
     if (sqlite3_prepare_v2(db,
                            "SELECT config FROM results WHERE device = ?1 AND sm_count = ?2 AND layout = 'nn' AND m = ?3"
-                           " AND n = ?4 AND k = ?5 AND outcome = 'ok' ORDER BY time_ms LIMIT 1",
+                           " AND n = ?4 AND k = ?5 AND outcome = 'ok'"
+                           " ORDER BY final_ms <= 0, CASE WHEN final_ms > 0 THEN final_ms ELSE time_ms END LIMIT 1",
                            -1, &st, NULL) == SQLITE_OK) {
         sqlite3_bind_text(st, 1, info->name, -1, SQLITE_STATIC);
         sqlite3_bind_int(st, 2, info->sm_count);

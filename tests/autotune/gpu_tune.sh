@@ -12,7 +12,9 @@
 #    outcomes as the whole sweep.
 # 4. Annealing with a budget runs exactly that many candidates on the GPU.
 # 5. A suite of shapes (--shapes) tunes each shape.
-# 6. kg_matmul then uses the tuned entry (gpu_lookup).
+# 6. The final stage: the fastest rows of the shape timed again back to
+#    back; exactly that many rows carry a final time, a later final stage
+#    replaces them, and kg_matmul takes the fastest finalist (gpu_lookup).
 set -u
 KGEN=$1 LOOKUP=$2 TDIR=$3
 "$LOOKUP" --probe
@@ -58,7 +60,9 @@ check "sweep evaluated 32" grep -q "32 evaluated (0 from the database)" "$tmp/t1
 check "sweep has a winner in its CSV" test "$(awk -F, 'NR == 2 { print $4 }' "$tmp/t1.csv")" = 1
 "$KGEN" db export --db "$tmp/t.db" -o "$tmp/before.csv"
 check "some candidates ran correctly" grep -q ",ok," "$tmp/before.csv"
-"$KGEN" tune --template matmul --space "$space" --m 1024 --n 1024 --k 1024 --db "$tmp/t.db" >/dev/null 2>"$tmp/t2.err"
+# (--final 0: the final stage, section 6, writes final times)
+"$KGEN" tune --template matmul --space "$space" --m 1024 --n 1024 --k 1024 --db "$tmp/t.db" --final 0 \
+    >/dev/null 2>"$tmp/t2.err"
 rc=$?
 check "second run exits 0 (got $rc)" test "$rc" = 0
 check "second run is all from the database" grep -q "32 evaluated (32 from the database)" "$tmp/t2.err"
@@ -99,9 +103,24 @@ check "the odd shape's winner loads floats one by one" grep -q "257x193x129 .*ve
 "$KGEN" db show --db "$tmp/t.db" --m 257 --n 193 --k 129 --outcome pruned_shape >"$tmp/ps.out"
 check "float4 kernels are pruned_shape at K = 129" test "$(grep -c "^pruned_shape" "$tmp/ps.out")" = 2
 
-# 6. kg_matmul uses the tuned entry
+# 6. the final stage (the first sweep ran it with the default 8 finalists)
+nok=$(grep -c ",ok," "$tmp/before.csv")
+nfin=$(( nok < 8 ? nok : 8 ))
+check "the first sweep's final stage timed $nfin finalists" grep -q "final stage: the $nfin fastest" "$tmp/t1.err"
+finals() { "$KGEN" db show --db "$tmp/t.db" --m 1024 --n 1024 --k 1024 | grep -c "final stage: [0-9.]* ms back to back"; }
+check "$nfin rows carry a final time (got $(finals))" test "$(finals)" = "$nfin"
+check "the CSV gives the winner's final time" \
+    awk -F, 'NR > 1 && $NF > 0 { found = 1 } END { exit !found }' "$tmp/t1.csv"
+"$KGEN" db list --db "$tmp/t.db" | grep "1024x1024x1024" >"$tmp/l1.out"
+check "db list names the final stage's choice" grep -q "final stage:" "$tmp/l1.out"
+"$KGEN" tune --template matmul --space "$space" --m 1024 --n 1024 --k 1024 --db "$tmp/t.db" --final 3 \
+    --final-rounds 4 >/dev/null 2>"$tmp/t3.err"
+check "a --final 3 run exits 0" test $? = 0
+cat "$tmp/t3.err" | sed -n '/final stage/,$p'
+check "it timed 3 finalists in 4 rounds" grep -q "final stage: the 3 fastest .* 4 rounds" "$tmp/t3.err"
+check "and replaced the earlier final times: 3 rows carry one (got $(finals))" test "$(finals)" = 3
 "$LOOKUP" "$tmp/t.db" 1024 1024 1024
-check "kg_matmul uses the tuned entry" test $? = 0
+check "kg_matmul uses the tuned entry (the fastest finalist)" test $? = 0
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -4,7 +4,9 @@
  * kill -9 of a writer in mid-stream (no committed row lost), concurrent
  * writer processes, merging with the newest-wins rule, CSV and JSON export
  * and import (and their errors, which write nothing), and kg_matmul's
- * lookup: exact shape, nearest shape, and every reason a row is passed over.
+ * lookup: exact shape, nearest shape, and every reason a row is passed over;
+ * the final stage's column (set, cleared, preferred) and the upgrade of a
+ * version-1 file.
  */
 #include <math.h>
 #include <signal.h>
@@ -425,6 +427,113 @@ static void test_lookup(void)
     kgi_db_close(db);
 }
 
+static int final_rows(kgi_db *db)
+{
+    return (int)count(db, "SELECT count(*) FROM results WHERE final_ms > 0");
+}
+
+/* The final stage's column: set and cleared per shape in one transaction,
+ * preferred by the lookup, reset by a re-evaluation; and a version-1 file
+ * (before the column) read as it is and upgraded when opened for writing. */
+static void test_final(void)
+{
+    kgi_db *db = open_new("fin.db");
+    kg_context *ctx;
+    if (!db || kg_context_open(&ctx, KG_DEVICE_NONE) != KG_OK)
+        return;
+    kg_device_info dev = {.cc_major = 9, .cc_minor = 0, .sm_count = 132};
+    snprintf(dev.name, sizeof dev.name, "Fake GPU");
+    const char *cfgs[3] = {"a", "b", "c"};
+    double ms[3] = {5.0, 5.5, 6.0};
+    kgi_dbkey keys[3];
+    for (int i = 0; i < 3; i++) {
+        put_lookup_row(db, "Fake GPU", "nn", 1000, 1000, 1000, cfgs[i], KGI_OUT_OK, ms[i], 1, 1);
+        make_key(&keys[i], "Fake GPU", 1000, 1000, 1000, cfgs[i]);
+    }
+    put_lookup_row(db, "Fake GPU", "nn", 1000, 1000, 1000, "wrong", KGI_OUT_WRONG, 1.0, 1, 1);
+    put_lookup_row(db, "Fake GPU", "nn", 2000, 2000, 2000, "other-shape", KGI_OUT_OK, 9.0, 1, 1);
+    /* the fastest ok rows of the shape, in the search's order */
+    kgi_dbkey got[8];
+    double t[8];
+    CHECK(kgi_db_fastest(db, &keys[0], got, t, 8) == 3);
+    CHECK(strcmp(got[0].config, "a") == 0 && strcmp(got[2].config, "c") == 0 && t[1] == 5.5);
+    CHECK(kgi_db_fastest(db, &keys[0], got, t, 2) == 2);
+    char tmpl[64], cfg[512], why[1024];
+    CHECK(kgi_tunedb_find(db, ctx, &dev, "nn", 1000, 1000, 1000, tmpl, sizeof tmpl, cfg, sizeof cfg, why, sizeof why) ==
+          KG_OK);
+    CHECK_MSG(strcmp(cfg, "a") == 0 && !strstr(why, "final stage"), "%s: %s", cfg, why);
+    /* b and c as finalists: the faster by final time wins over the search's fastest */
+    double fin[2] = {4.5, 4.0};
+    CHECK(kgi_db_set_final(db, &keys[1], fin, 2) == KG_OK);
+    CHECK(final_rows(db) == 2);
+    CHECK(kgi_tunedb_find(db, ctx, &dev, "nn", 1000, 1000, 1000, tmpl, sizeof tmpl, cfg, sizeof cfg, why, sizeof why) ==
+          KG_OK);
+    CHECK_MSG(strcmp(cfg, "c") == 0 && strstr(why, "final stage"), "%s: %s", cfg, why);
+    /* ... also for a nearby shape */
+    CHECK(kgi_tunedb_find(db, ctx, &dev, "nn", 1004, 1000, 1000, tmpl, sizeof tmpl, cfg, sizeof cfg, why, sizeof why) ==
+          KG_OK);
+    CHECK_MSG(strcmp(cfg, "c") == 0 && strstr(why, "nearest shape 1000x1000x1000"), "%s: %s", cfg, why);
+    /* a later final stage replaces the earlier one for the shape */
+    double fa = 4.9;
+    CHECK(kgi_db_set_final(db, &keys[0], &fa, 1) == KG_OK);
+    CHECK(final_rows(db) == 1);
+    CHECK(kgi_tunedb_find(db, ctx, &dev, "nn", 1000, 1000, 1000, tmpl, sizeof tmpl, cfg, sizeof cfg, why, sizeof why) ==
+          KG_OK);
+    CHECK_MSG(strcmp(cfg, "a") == 0 && strstr(why, "4.9 ms back to back"), "%s: %s", cfg, why);
+    /* finalists of two shapes, a row that does not exist, a non-positive
+     * time: refused, and nothing changes */
+    kgi_dbkey mixed[2] = {keys[1], keys[0]};
+    mixed[1].m = 2000, mixed[1].n = 2000, mixed[1].k = 2000;
+    double two[2] = {1.0, 1.0};
+    CHECK(kgi_db_set_final(db, mixed, two, 2) == KG_ERR_DB);
+    kgi_dbkey ghost = keys[1];
+    snprintf(ghost.config, sizeof ghost.config, "no-such-config");
+    CHECK(kgi_db_set_final(db, &ghost, two, 1) == KG_ERR_DB);
+    double zero = 0;
+    CHECK(kgi_db_set_final(db, &keys[1], &zero, 1) == KG_ERR_DB);
+    CHECK(final_rows(db) == 1 && count(db, "SELECT count(*) FROM results WHERE config = 'a' AND final_ms = 4.9") == 1);
+    /* re-evaluating a finalist (--force) drops its final time */
+    put_lookup_row(db, "Fake GPU", "nn", 1000, 1000, 1000, "a", KGI_OUT_OK, 5.2, 1, 1);
+    CHECK(final_rows(db) == 0);
+    kgi_db_close(db);
+
+    /* a version-1 file: the same table without final_ms */
+    char path[512], err[512];
+    db = open_new("v1.db");
+    if (!db)
+        return;
+    put_lookup_row(db, "Fake GPU", "nn", 1000, 1000, 1000, "old", KGI_OUT_OK, 3.0, 1, 1);
+    CHECK(sqlite3_exec(kgi_db_handle(db), "ALTER TABLE results DROP COLUMN final_ms;"
+                       "UPDATE meta SET value = '1' WHERE key = 'schema_version';", NULL, NULL, NULL) == SQLITE_OK);
+    kgi_db_close(db);
+    path_of(path, sizeof path, "v1.db");
+    CHECK_MSG(kgi_db_open(path, KGI_DB_READONLY, &db, err, sizeof err) == KG_OK, "read-only v1: %s", err);
+    if (db) {
+        CHECK(kgi_tunedb_find(db, ctx, &dev, "nn", 1000, 1000, 1000, tmpl, sizeof tmpl, cfg, sizeof cfg, why,
+                              sizeof why) == KG_OK && strcmp(cfg, "old") == 0);
+        kgi_result r;
+        make_key(&keys[0], "Fake GPU", 1000, 1000, 1000, "old");
+        CHECK(kgi_db_get(db, &keys[0], &r) == 1 && r.time_ms == 3.0 && r.final_ms == 0);
+        kgi_db_close(db);
+    }
+    /* read-only left the file as it was */
+    sqlite3 *h;
+    sqlite3_open(path, &h);
+    sqlite3_stmt *st;
+    CHECK(sqlite3_prepare_v2(h, "SELECT final_ms FROM results", -1, &st, NULL) != SQLITE_OK);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    CHECK_MSG(kgi_db_open(path, KGI_DB_CREATE, &db, err, sizeof err) == KG_OK, "upgrading v1: %s", err);
+    if (db) {
+        CHECK(count(db, "SELECT value FROM meta WHERE key = 'schema_version'") == 2);
+        CHECK(count(db, "SELECT count(*) FROM results WHERE config = 'old' AND time_ms = 3.0 AND final_ms = 0") == 1);
+        double f3 = 2.5;
+        CHECK(kgi_db_set_final(db, &keys[0], &f3, 1) == KG_OK && final_rows(db) == 1);
+        kgi_db_close(db);
+    }
+    kg_context_close(ctx);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/kgen_test_db_XXXXXX");
@@ -440,6 +549,7 @@ int main(void)
     test_merge();
     test_export_import();
     test_lookup();
+    test_final();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
