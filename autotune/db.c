@@ -162,6 +162,23 @@ void kgi_db_read_row(sqlite3_stmt *st, int first, kgi_dbkey *key, kgi_result *re
 
 /* ------------------------------------------------------------ opening */
 
+/* A shape's final times (final_ms) come from one final stage over the rows
+ * it had then: any ok row written for the shape afterwards (a search, a
+ * --force re-measure, an import or a merge) clears them all, so that
+ * kg_matmul falls back to the search's times until the next final stage. */
+#define FINAL_SCHEMA                                                                                          \
+    "CREATE INDEX IF NOT EXISTS results_final ON results(device, cc, sm_count, dtype, layout, m, n, k)"       \
+    " WHERE final_ms != 0;\n"                                                                                 \
+    "CREATE TRIGGER IF NOT EXISTS results_final_insert AFTER INSERT ON results WHEN NEW.outcome = 'ok' BEGIN" \
+    " UPDATE results SET final_ms = 0 WHERE device = NEW.device AND cc = NEW.cc AND sm_count = NEW.sm_count"  \
+    " AND dtype = NEW.dtype AND layout = NEW.layout AND m = NEW.m AND n = NEW.n AND k = NEW.k"                \
+    " AND final_ms != 0; END;\n"                                                                              \
+    "CREATE TRIGGER IF NOT EXISTS results_final_update AFTER UPDATE OF outcome, time_ms, created ON results"  \
+    " WHEN NEW.outcome = 'ok' OR OLD.outcome = 'ok' BEGIN"                                                    \
+    " UPDATE results SET final_ms = 0 WHERE device = NEW.device AND cc = NEW.cc AND sm_count = NEW.sm_count"  \
+    " AND dtype = NEW.dtype AND layout = NEW.layout AND m = NEW.m AND n = NEW.n AND k = NEW.k"                \
+    " AND final_ms != 0; END;\n"
+
 static const char schema[] =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);\n"
     "CREATE TABLE IF NOT EXISTS devices(\n"
@@ -184,7 +201,8 @@ static const char schema[] =
     "  kgen_version TEXT, created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),\n"
     "  run_id INTEGER,\n"
     "  PRIMARY KEY(device, cc, sm_count, template, template_version, dtype, layout, m, n, k, config));\n"
-    "CREATE INDEX IF NOT EXISTS results_best ON results(device, cc, sm_count, layout, outcome, time_ms);\n";
+    "CREATE INDEX IF NOT EXISTS results_best ON results(device, cc, sm_count, layout, outcome, time_ms);\n"
+    FINAL_SCHEMA;
 
 int kgi_db_default_path(char *buf, size_t len)
 {
@@ -347,6 +365,7 @@ kg_status kgi_db_open(const char *path, int flags, kgi_db **out, char *err, size
         /* another process may have upgraded it meanwhile */
         int again = schema_version(db, err, errlen);
         if (again == 1 && (exec_sql(db, "ALTER TABLE results ADD COLUMN final_ms REAL NOT NULL DEFAULT 0;", err, errlen) != 0 ||
+                           exec_sql(db, FINAL_SCHEMA, err, errlen) != 0 ||
                            exec_sql(db, "UPDATE meta SET value = '2' WHERE key = 'schema_version';", err, errlen) != 0)) {
             sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
             goto fail;
@@ -359,7 +378,8 @@ kg_status kgi_db_open(const char *path, int flags, kgi_db **out, char *err, size
         snprintf(err, errlen, "'%s' has schema version %d; this kgen reads version %d", path, v, KGI_DB_SCHEMA_VERSION);
         goto fail;
     }
-    if (!readonly && exec_sql(db, "PRAGMA synchronous=NORMAL;", err, errlen) != 0)
+    if (!readonly && (exec_sql(db, "PRAGMA synchronous=NORMAL;", err, errlen) != 0 ||
+                      exec_sql(db, FINAL_SCHEMA, err, errlen) != 0))
         goto fail;
     if (prepare_statements(db, readonly, err, errlen) != 0)
         goto fail;
@@ -477,6 +497,20 @@ kg_status kgi_db_put_many(kgi_db *db, const kgi_dbkey *keys, const kgi_result *r
     return sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? KG_OK : KG_ERR_DB;
 }
 
+/* Binds a key's shape (device, cc, sm_count, dtype, layout, m, n, k) to
+ * parameters ?1..?8. */
+static void bind_shape(sqlite3_stmt *st, const kgi_dbkey *k)
+{
+    sqlite3_bind_text(st, 1, k->device, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, k->cc);
+    sqlite3_bind_int(st, 3, k->sm_count);
+    sqlite3_bind_text(st, 4, k->dtype, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 5, k->layout, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 6, k->m);
+    sqlite3_bind_int(st, 7, k->n);
+    sqlite3_bind_int(st, 8, k->k);
+}
+
 kg_status kgi_db_set_final(kgi_db *db, const kgi_dbkey *keys, const double *final_ms, int n)
 {
     if (n < 1)
@@ -496,14 +530,7 @@ kg_status kgi_db_set_final(kgi_db *db, const kgi_dbkey *keys, const double *fina
     if (sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
         goto done;
     const kgi_dbkey *k0 = &keys[0];
-    sqlite3_bind_text(clear, 1, k0->device, -1, SQLITE_STATIC);
-    sqlite3_bind_int(clear, 2, k0->cc);
-    sqlite3_bind_int(clear, 3, k0->sm_count);
-    sqlite3_bind_text(clear, 4, k0->dtype, -1, SQLITE_STATIC);
-    sqlite3_bind_text(clear, 5, k0->layout, -1, SQLITE_STATIC);
-    sqlite3_bind_int(clear, 6, k0->m);
-    sqlite3_bind_int(clear, 7, k0->n);
-    sqlite3_bind_int(clear, 8, k0->k);
+    bind_shape(clear, k0);
     int ok = sqlite3_step(clear) == SQLITE_DONE;
     for (int i = 0; ok && i < n; i++) {
         const kgi_dbkey *k = &keys[i];
@@ -513,14 +540,7 @@ kg_status kgi_db_set_final(kgi_db *db, const kgi_dbkey *keys, const double *fina
         if (!ok)
             break;
         sqlite3_reset(set);
-        sqlite3_bind_text(set, 1, k->device, -1, SQLITE_STATIC);
-        sqlite3_bind_int(set, 2, k->cc);
-        sqlite3_bind_int(set, 3, k->sm_count);
-        sqlite3_bind_text(set, 4, k->dtype, -1, SQLITE_STATIC);
-        sqlite3_bind_text(set, 5, k->layout, -1, SQLITE_STATIC);
-        sqlite3_bind_int(set, 6, k->m);
-        sqlite3_bind_int(set, 7, k->n);
-        sqlite3_bind_int(set, 8, k->k);
+        bind_shape(set, k);
         sqlite3_bind_text(set, 9, k->tmpl, -1, SQLITE_STATIC);
         sqlite3_bind_int(set, 10, k->tmpl_version);
         sqlite3_bind_text(set, 11, k->config, -1, SQLITE_STATIC);
@@ -546,14 +566,7 @@ int kgi_db_fastest(kgi_db *db, const kgi_dbkey *shape, kgi_dbkey *keys, double *
                            " AND outcome = 'ok' AND time_ms > 0 ORDER BY time_ms, template, config LIMIT ?9",
                            -1, &q, NULL) != SQLITE_OK)
         return -1;
-    sqlite3_bind_text(q, 1, shape->device, -1, SQLITE_STATIC);
-    sqlite3_bind_int(q, 2, shape->cc);
-    sqlite3_bind_int(q, 3, shape->sm_count);
-    sqlite3_bind_text(q, 4, shape->dtype, -1, SQLITE_STATIC);
-    sqlite3_bind_text(q, 5, shape->layout, -1, SQLITE_STATIC);
-    sqlite3_bind_int(q, 6, shape->m);
-    sqlite3_bind_int(q, 7, shape->n);
-    sqlite3_bind_int(q, 8, shape->k);
+    bind_shape(q, shape);
     sqlite3_bind_int(q, 9, max);
     int n = 0, rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW && n < max) {

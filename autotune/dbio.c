@@ -585,6 +585,7 @@ kg_status kgi_db_merge(kgi_db *db, const char *other, int *inserted, int *update
     if (kgi_db_open(other, KGI_DB_READONLY, &src, err, errlen) != KG_OK)
         return KG_ERR_DB;
     kgi_db_close(src);
+    err[0] = '\0';
     sqlite3 *h = kgi_db_handle(db);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(h, "ATTACH DATABASE ?1 AS src", -1, &st, NULL) != SQLITE_OK) {
@@ -598,14 +599,23 @@ kg_status kgi_db_merge(kgi_db *db, const char *other, int *inserted, int *update
         snprintf(err, errlen, "cannot attach '%s': %s", other, kgi_db_error(db));
         return KG_ERR_DB;
     }
-    char sql[4096], source[1024];
-    snprintf(source, sizeof source, "SELECT %s FROM src.results WHERE true", kgi_db_column_list());
+    /* final_ms does not travel (a version-1 file has none, and the trigger
+     * clears it for every shape that receives an ok row anyway) */
+    char sql[4096], source[1100], cols[1024];
+    int ncol;
+    const kgi_column *c = kgi_db_columns(&ncol);
+    size_t used = 0;
+    for (int i = 0; i < ncol; i++)
+        used += (size_t)snprintf(cols + used, sizeof cols - used, "%s%s", i ? ", " : "",
+                                 strcmp(c[i].name, "final_ms") == 0 ? "0.0" : c[i].name);
+    snprintf(source, sizeof source, "SELECT %s FROM src.results WHERE true", cols);
     kg_status status = KG_ERR_DB;
     if (upsert_sql(sql, sizeof sql, source) != 0 || sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
         goto detach;
     long long before = count_rows(h, "SELECT count(*) FROM main.results");
     long long total = count_rows(h, "SELECT count(*) FROM src.results");
     if (sqlite3_exec(h, sql, NULL, NULL, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "merging '%s': %s", other, kgi_db_error(db));
         sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
         goto detach;
     }
@@ -621,7 +631,7 @@ kg_status kgi_db_merge(kgi_db *db, const char *other, int *inserted, int *update
     *kept = (int)(total - changed);
     status = KG_OK;
 detach:
-    if (status != KG_OK)
+    if (status != KG_OK && !err[0])
         snprintf(err, errlen, "merging '%s': %s", other, kgi_db_error(db));
     sqlite3_exec(h, "DETACH DATABASE src", NULL, NULL, NULL);
     return status;

@@ -3,11 +3,15 @@
  * fastest ok rows of the database re-timed back to back, in rotating
  * rounds, and the result stored as their final_ms.
  *
- * One worker does the timing (on several GPUs of one kind the first one: a
- * comparison wants one device). Every finalist already passed the checks at
- * this shape, so a sample is only launches; a sample that fails, faults or
- * hangs drops that finalist (the worker is replaced as in the search) and
- * the others go on.
+ * Finalists come from every template whose rows are at the version loaded
+ * now (the lookup's rule), not only the ones being tuned: the stage replaces
+ * the shape's whole final set. One worker does the timing (on several GPUs
+ * of one kind, one of them, throughout: a comparison wants one device).
+ * Every finalist already passed the checks at this shape, so a sample is
+ * only launches; a sample that fails, faults or hangs drops that finalist
+ * (the worker is replaced as in the search) and the others go on. An
+ * interrupt, the --time limit or the loss of the worker ends the stage
+ * without recording anything.
  */
 #include <errno.h>
 #include <math.h>
@@ -15,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <lua.h>
 
 #include "autotune/tuner.h"
 
@@ -42,8 +48,42 @@ static kgi_worker *live_worker(kgi_tuner *t)
     return NULL;
 }
 
+static int interrupted(const kgi_tuner *t) { return t->o->interrupted && *t->o->interrupted; }
+
+/* Template versions as loaded now, for the rows' templates. */
+typedef struct versions {
+    kgi_host *host;
+    char name[16][64];
+    int version[16];
+    int n;
+} versions;
+
+static int version_of(versions *vs, const char *name)
+{
+    for (int i = 0; i < vs->n; i++)
+        if (strcmp(vs->name[i], name) == 0)
+            return vs->version[i];
+    int v = -1;
+    char err[256];
+    if (vs->host) {
+        lua_State *L = kgi_host_lua(vs->host);
+        int top = lua_gettop(L);
+        if (kgi_host_push_template(vs->host, name, err, sizeof err) == KG_OK) {
+            lua_getfield(L, -1, "version");
+            v = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : -1;
+        }
+        lua_settop(L, top);
+    }
+    if (vs->n < 16) {
+        snprintf(vs->name[vs->n], sizeof vs->name[0], "%s", name);
+        vs->version[vs->n++] = v;
+    }
+    return v;
+}
+
 /* One sample of finalist f on worker w: 0 with the result in *msg, -1 with
- * why in f->failed (the worker is replaced when it died or hung). */
+ * why in f->failed (the worker is replaced when it died or hung; its pid is
+ * 0 when that failed), -2 when the run was interrupted meanwhile. */
 static int sample(kgi_tuner *t, kgi_worker *w, kgi_final_row *f, kgi_wmsg *msg)
 {
     const kgi_tune_shape *sh = &t->cur->sh;
@@ -70,6 +110,8 @@ static int sample(kgi_tuner *t, kgi_worker *w, kgi_final_row *f, kgi_wmsg *msg)
         }
         struct pollfd p = {w->fd, POLLIN, 0};
         int r = poll(&p, 1, (int)(left * 1000) + 1);
+        if (interrupted(t))
+            break;
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0) {
@@ -80,6 +122,12 @@ static int sample(kgi_tuner *t, kgi_worker *w, kgi_final_row *f, kgi_wmsg *msg)
             rc = kgi_worker_read(w, msg) == 1 && msg->type == KGI_WMSG_RESULT ? 2 : -1;
             break;
         }
+    }
+    if (interrupted(t)) {
+        /* Ctrl-C reached the worker too (one process group): no verdict on
+         * the finalist, no new worker */
+        kgi_worker_kill(w, NULL, 0);
+        return -2;
     }
     if (rc == 2 && msg->res.outcome == KGI_OUT_OK && msg->res.time_ms > 0 && !msg->fatal)
         return 0;
@@ -128,18 +176,24 @@ kg_status kgi_tuner_final(kgi_tuner *t)
         st = t->fatal = KG_ERR_DB;
         goto done;
     }
-    /* finalists: rows of this run's templates at their current versions */
+    /* finalists: rows of any template at the version loaded now (the lookup's rule) */
     int n = 0, want = o->final_n;
     s->final = calloc((size_t)want, sizeof *s->final);
     if (!s->final) {
         st = KG_ERR_NOMEM;
         goto done;
     }
+    versions vs = {.host = kgi_host_new(), .n = 0};
+    if (vs.host && o->template_path && kgi_host_set_path(vs.host, o->template_path) != 0) {
+        kgi_host_free(vs.host);
+        vs.host = NULL;
+    }
+    if (!vs.host) {
+        st = KG_ERR_NOMEM;
+        goto done;
+    }
     for (int i = 0; i < rows && n < want; i++) {
-        int ours = 0;
-        for (int j = 0; j < t->sp->ntmpl; j++)
-            ours |= strcmp(t->sp->tmpl[j].name, keys[i].tmpl) == 0 && t->sp->tmpl[j].version == keys[i].tmpl_version;
-        if (!ours)
+        if (version_of(&vs, keys[i].tmpl) != keys[i].tmpl_version)
             continue;
         kgi_final_row *f = &s->final[n];
         snprintf(f->tmpl, sizeof f->tmpl, "%s", keys[i].tmpl);
@@ -148,6 +202,7 @@ kg_status kgi_tuner_final(kgi_tuner *t)
         keys[n] = keys[i];
         n++;
     }
+    kgi_host_free(vs.host);
     s->nfinal = n;
     if (n == 0) {
         snprintf(s->final_note, sizeof s->final_note, "not run: no configuration ran correctly at this shape");
@@ -159,33 +214,37 @@ kg_status kgi_tuner_final(kgi_tuner *t)
         st = KG_ERR_NOMEM;
         goto done;
     }
-    for (int r = 0; r < rounds && t->fatal == KG_OK; r++) {
-        for (int j = 0; j < n; j++) {
-            if (o->interrupted && *o->interrupted) {
-                t->rep->interrupted = 1;
-                break;
-            }
+    kgi_worker *w = live_worker(t);
+    const char *stop = w ? NULL : "no GPU worker is running";
+    for (int r = 0; r < rounds && !stop; r++) {
+        for (int j = 0; j < n && !stop; j++) {
             kgi_final_row *f = &s->final[(j + r) % n]; /* each round starts one further on */
             if (f->failed[0])
                 continue;
-            kgi_worker *w = live_worker(t);
-            if (!w) {
-                snprintf(t->err, t->errlen, "no GPU worker left for the final stage");
-                t->fatal = KG_ERR_DRIVER;
+            if (interrupted(t)) {
+                stop = "interrupted";
+                break;
+            }
+            if (t->deadline > 0 && kgi_now() > t->deadline) {
+                t->rep->timed_out = 1;
+                stop = "stopped at the --time limit";
                 break;
             }
             kgi_wmsg msg;
-            if (sample(t, w, f, &msg) != 0)
-                continue;
-            samples[(size_t)(f - s->final) * rounds + f->samples++] = msg.res.time_ms;
-            f->launches = msg.res.reps;
+            int got = sample(t, w, f, &msg);
+            if (got == -2)
+                stop = "interrupted";
+            else if (got == 0) {
+                samples[(size_t)(f - s->final) * rounds + f->samples++] = msg.res.time_ms;
+                f->launches = msg.res.reps;
+            } else if (w->pid <= 0)
+                stop = "its GPU worker died and could not be restarted";
         }
-        if (t->rep->interrupted)
-            break;
     }
-    if (t->rep->interrupted || t->fatal != KG_OK) {
-        snprintf(s->final_note, sizeof s->final_note, "not recorded: %s",
-                 t->rep->interrupted ? "interrupted" : "no GPU worker left");
+    if (stop) {
+        if (strcmp(stop, "interrupted") == 0)
+            t->rep->interrupted = 1;
+        snprintf(s->final_note, sizeof s->final_note, "not recorded: %s", stop);
         for (int i = 0; i < n; i++)
             s->final[i].final_ms = 0;
         free(samples);
@@ -211,6 +270,7 @@ kg_status kgi_tuner_final(kgi_tuner *t)
     else if (kgi_db_set_final(t->db, keys, fms, nk) != KG_OK) {
         snprintf(t->err, t->errlen, "cannot record the final stage in %s: %s", kgi_db_path(t->db),
                  kgi_db_error(t->db));
+        snprintf(s->final_note, sizeof s->final_note, "not recorded: the database refused the write");
         st = t->fatal = KG_ERR_DB;
     }
     qsort(s->final, (size_t)n, sizeof *s->final, cmp_final);

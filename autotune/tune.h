@@ -81,19 +81,20 @@ typedef struct kgi_tune_opts {
  * within 1-2 % of each other can swap places on noise or on what the flush
  * adds (operands that fit in L2 are read from DRAM in every timed launch).
  * So after the search the n fastest ok rows in the database for the shape
- * (any run, this device and layout, the templates of this run at their
- * current versions) are timed again the way a GEMM called in a loop runs:
+ * (any run, this device and layout, any template at the version loaded now)
+ * are timed again the way a GEMM called in a loop runs:
  * back to back on the same operands, L2 warm, in rounds that rotate through
  * the finalists so that clock and temperature drift reach them all alike.
  * Each finalist's median is stored as its final_ms (clearing older ones for
- * the shape), and kg_matmul takes the fastest finalist. */
+ * the shape), and kg_matmul takes the fastest finalist; a later ok row for
+ * the shape clears the set (db.c's trigger). */
 typedef struct kgi_final_row {
     char tmpl[64];
     char config[512];
     double search_ms;           /* the search's time (L2 flushed) */
     double final_ms;            /* median per-launch time back to back; 0: failed */
     double min_ms, max_ms;      /* over the samples */
-    int samples, launches;      /* samples taken, launches per sample (the last) */
+    int samples, launches;      /* samples taken, launches per sample (the last one's) */
     char failed[256];           /* why it dropped out, empty when it did not */
 } kgi_final_row;
 

@@ -238,8 +238,8 @@ static void print_machine(const kgi_tune_report *rep, const kgi_tune_opts *o, in
                 json_string(f->tmpl);
                 printf(", \"config\": ");
                 json_string(f->config);
-                printf(", \"final_ms\": %.6g, \"search_ms\": %.6g, \"samples\": %d}", f->final_ms, f->search_ms,
-                       f->samples);
+                printf(", \"final_ms\": %.6g, \"search_ms\": %.6g, \"samples\": %d, \"launches_per_sample\": %d}",
+                       f->final_ms, f->search_ms, f->samples, f->launches);
                 first = 0;
             }
             printf("]}");

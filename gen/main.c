@@ -72,7 +72,8 @@ static const command commands[] = {
      "  --final N            final stage: after the search, time the N fastest configurations\n"
      "                       in the database for the shape again, back to back (L2 warm, as a\n"
      "                       GEMM in a loop runs), in rotating rounds; kg_matmul takes the\n"
-     "                       fastest of them (default 8; 0: off, the search's fastest)\n"
+     "                       fastest of them (default 8; 0: off: an earlier final stage's choice\n"
+     "                       stands until a new ok row comes for the shape, then the search's)\n"
      "  --final-rounds R     samples per finalist, each about 2 ms of launches (default 10)\n"
      "  --top N              rows of the search's table (default 10, dry run 20; 0: all)\n"
      "  --csv | --json       the search's table (with the final times) on standard output\n"},

@@ -26,20 +26,28 @@ static int best_row(const char *path, const kg_device_info *info, int m, int n, 
     int found = 0;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
         return 0;
+    /* every ok row, compared here rather than by the lookup's ORDER BY */
     if (sqlite3_prepare_v2(db,
-                           "SELECT config FROM results WHERE device = ?1 AND sm_count = ?2 AND layout = 'nn' AND m = ?3"
-                           " AND n = ?4 AND k = ?5 AND outcome = 'ok'"
-                           " ORDER BY final_ms <= 0, CASE WHEN final_ms > 0 THEN final_ms ELSE time_ms END LIMIT 1",
+                           "SELECT config, time_ms, final_ms FROM results WHERE device = ?1 AND sm_count = ?2"
+                           " AND layout = 'nn' AND m = ?3 AND n = ?4 AND k = ?5 AND outcome = 'ok'",
                            -1, &st, NULL) == SQLITE_OK) {
         sqlite3_bind_text(st, 1, info->name, -1, SQLITE_STATIC);
         sqlite3_bind_int(st, 2, info->sm_count);
         sqlite3_bind_int(st, 3, m);
         sqlite3_bind_int(st, 4, n);
         sqlite3_bind_int(st, 5, k);
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            snprintf(cfg, len, "%s", (const char *)sqlite3_column_text(st, 0));
-            found = 1;
+        double best_final = INFINITY, best_time = INFINITY;
+        char by_final[512] = "", by_time[512] = "";
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            double t = sqlite3_column_double(st, 1), f = sqlite3_column_double(st, 2);
+            const char *c = (const char *)sqlite3_column_text(st, 0);
+            if (f > 0 && f < best_final)
+                best_final = f, snprintf(by_final, sizeof by_final, "%s", c);
+            if (t > 0 && t < best_time)
+                best_time = t, snprintf(by_time, sizeof by_time, "%s", c);
         }
+        snprintf(cfg, len, "%s", by_final[0] ? by_final : by_time);
+        found = cfg[0] != '\0';
         sqlite3_finalize(st);
     }
     sqlite3_close(db);

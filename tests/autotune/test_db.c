@@ -492,8 +492,23 @@ static void test_final(void)
     double zero = 0;
     CHECK(kgi_db_set_final(db, &keys[1], &zero, 1) == KG_ERR_DB);
     CHECK(final_rows(db) == 1 && count(db, "SELECT count(*) FROM results WHERE config = 'a' AND final_ms = 4.9") == 1);
-    /* re-evaluating a finalist (--force) drops its final time */
-    put_lookup_row(db, "Fake GPU", "nn", 1000, 1000, 1000, "a", KGI_OUT_OK, 5.2, 1, 1);
+    /* rows that do not change the shape's ok rows keep the final times: a
+     * wrong one, an ok one of another shape */
+    double two_f[2] = {4.5, 4.0};
+    CHECK(kgi_db_set_final(db, &keys[1], two_f, 2) == KG_OK && final_rows(db) == 2);
+    put_lookup_row(db, "Fake GPU", "nn", 1000, 1000, 1000, "wrong-2", KGI_OUT_WRONG, 1.0, 1, 1);
+    put_lookup_row(db, "Fake GPU", "nn", 2000, 2000, 2000, "other-shape-2", KGI_OUT_OK, 8.0, 1, 1);
+    CHECK(final_rows(db) == 2);
+    /* re-measuring one finalist (--force) drops the whole set: the lookup
+     * goes back to the search's fastest, not to the other finalist */
+    put_lookup_row(db, "Fake GPU", "nn", 1000, 1000, 1000, "c", KGI_OUT_OK, 6.1, 1, 1);
+    CHECK(final_rows(db) == 0);
+    CHECK(kgi_tunedb_find(db, ctx, &dev, "nn", 1000, 1000, 1000, tmpl, sizeof tmpl, cfg, sizeof cfg, why, sizeof why) ==
+          KG_OK);
+    CHECK_MSG(strcmp(cfg, "a") == 0 && !strstr(why, "final stage"), "%s: %s", cfg, why);
+    /* so does a new ok row of the shape (a later search, even with --final 0) */
+    CHECK(kgi_db_set_final(db, &keys[1], two_f, 2) == KG_OK && final_rows(db) == 2);
+    put_lookup_row(db, "Fake GPU", "nn", 1000, 1000, 1000, "d", KGI_OUT_OK, 7.0, 1, 1);
     CHECK(final_rows(db) == 0);
     kgi_db_close(db);
 
@@ -503,7 +518,8 @@ static void test_final(void)
     if (!db)
         return;
     put_lookup_row(db, "Fake GPU", "nn", 1000, 1000, 1000, "old", KGI_OUT_OK, 3.0, 1, 1);
-    CHECK(sqlite3_exec(kgi_db_handle(db), "ALTER TABLE results DROP COLUMN final_ms;"
+    CHECK(sqlite3_exec(kgi_db_handle(db), "DROP TRIGGER results_final_insert; DROP TRIGGER results_final_update;"
+                       "DROP INDEX results_final; ALTER TABLE results DROP COLUMN final_ms;"
                        "UPDATE meta SET value = '1' WHERE key = 'schema_version';", NULL, NULL, NULL) == SQLITE_OK);
     kgi_db_close(db);
     path_of(path, sizeof path, "v1.db");
@@ -523,12 +539,24 @@ static void test_final(void)
     CHECK(sqlite3_prepare_v2(h, "SELECT final_ms FROM results", -1, &st, NULL) != SQLITE_OK);
     sqlite3_finalize(st);
     sqlite3_close(h);
+    /* merging a version-1 file into a version-2 one */
+    kgi_db *m = open_new("merged.db");
+    if (m) {
+        int ins = -1, upd = -1, kept = -1;
+        CHECK_MSG(kgi_db_merge(m, path, &ins, &upd, &kept, err, sizeof err) == KG_OK, "merge v1: %s", err);
+        CHECK(ins == 1 && upd == 0 && kept == 0);
+        CHECK(count(m, "SELECT count(*) FROM results WHERE config = 'old' AND time_ms = 3.0 AND final_ms = 0") == 1);
+        kgi_db_close(m);
+    }
     CHECK_MSG(kgi_db_open(path, KGI_DB_CREATE, &db, err, sizeof err) == KG_OK, "upgrading v1: %s", err);
     if (db) {
         CHECK(count(db, "SELECT value FROM meta WHERE key = 'schema_version'") == 2);
         CHECK(count(db, "SELECT count(*) FROM results WHERE config = 'old' AND time_ms = 3.0 AND final_ms = 0") == 1);
         double f3 = 2.5;
         CHECK(kgi_db_set_final(db, &keys[0], &f3, 1) == KG_OK && final_rows(db) == 1);
+        /* the upgrade added the trigger too */
+        put_lookup_row(db, "Fake GPU", "nn", 1000, 1000, 1000, "new", KGI_OUT_OK, 3.5, 1, 1);
+        CHECK(final_rows(db) == 0);
         kgi_db_close(db);
     }
     kg_context_close(ctx);
