@@ -62,6 +62,11 @@ kg_status kgi_db_put(kgi_db *db, const kgi_dbkey *key, const kgi_result *res, lo
 /* Writes n results in one transaction (the check()-pruned part of a space). */
 kg_status kgi_db_put_many(kgi_db *db, const kgi_dbkey *keys, const kgi_result *res, int n, long long run_id,
                           int replace);
+/* SQL ORDER BY terms for a shape's rows, best first, as kg_matmul chooses:
+ * the final stage's finalists by final_ms, then the rest by the search's
+ * time_ms. */
+#define KGI_DB_BEST_FIRST "final_ms <= 0, CASE WHEN final_ms > 0 THEN final_ms ELSE time_ms END"
+
 /* The tuner's final stage for one shape (key's device, cc, SM count, dtype,
  * layout, M, N, K): in one transaction, clears final_ms on every row of that
  * shape and sets it on the n finalists (keys[i], final_ms[i] > 0). */

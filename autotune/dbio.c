@@ -652,8 +652,7 @@ kg_status kgi_db_list(kgi_db *db, void (*fn)(void *ud, const kgi_db_group *g), v
     if (sqlite3_prepare_v2(h,
                            "SELECT template, config, time_ms, tflops, final_ms FROM results WHERE device = ?1 AND cc = ?2"
                            " AND sm_count = ?3 AND layout = ?4 AND m = ?5 AND n = ?6 AND k = ?7 AND outcome = 'ok'"
-                           " AND time_ms > 0 ORDER BY final_ms <= 0,"
-                           " CASE WHEN final_ms > 0 THEN final_ms ELSE time_ms END LIMIT 1",
+                           " AND time_ms > 0 ORDER BY " KGI_DB_BEST_FIRST " LIMIT 1",
                            -1, &best, NULL) != SQLITE_OK) {
         sqlite3_finalize(st);
         return KG_ERR_DB;
@@ -691,8 +690,8 @@ kg_status kgi_db_show(kgi_db *db, const kgi_db_filter *flt, int limit,
                       void (*fn)(void *ud, const kgi_dbkey *key, const kgi_result *res), void *ud)
 {
     char sql[2048];
-    snprintf(sql, sizeof sql, "SELECT %s FROM results%s ORDER BY outcome != 'ok', outcome, final_ms <= 0,"
-             " CASE WHEN final_ms > 0 THEN final_ms ELSE time_ms END, config LIMIT ?8",
+    snprintf(sql, sizeof sql, "SELECT %s FROM results%s ORDER BY outcome != 'ok', outcome, " KGI_DB_BEST_FIRST
+             ", config LIMIT ?8",
              kgi_db_column_list(), where_filter);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(kgi_db_handle(db), sql, -1, &st, NULL) != SQLITE_OK)

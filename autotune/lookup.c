@@ -120,7 +120,7 @@ kg_status kgi_tunedb_find(kgi_db *db, kg_context *ctx, const kg_device_info *inf
     const char *sql = "SELECT template, template_version, config, m, n, k, time_ms, tflops, m_multiple, n_multiple,"
                       " k_multiple, ld_multiple, final_ms FROM results WHERE device = ?1 AND cc = ?2 AND sm_count = ?3"
                       " AND layout = ?4 AND dtype = 'f32' AND outcome = 'ok' AND time_ms > 0"
-                      " ORDER BY final_ms <= 0, CASE WHEN final_ms > 0 THEN final_ms ELSE time_ms END";
+                      " ORDER BY " KGI_DB_BEST_FIRST;
     if (sqlite3_prepare_v2(kgi_db_handle(db), sql, -1, &q, NULL) != SQLITE_OK) {
         snprintf(why, why_len, "tuning database %s: %s", kgi_db_path(db), kgi_db_error(db));
         return KG_ERR_DB;
