@@ -14,7 +14,7 @@ if [ ${#need[@]} -gt 0 ]; then
     [ "$(id -u)" -ne 0 ] && sudo=sudo
     echo "setup: installing ${need[*]}"
     $sudo apt-get update
-    $sudo DEBIAN_FRONTEND=noninteractive apt-get install -y "${need[@]}"
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y "${need[@]}"
 fi
 
 if ! command -v nvcc > /dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
