@@ -160,9 +160,13 @@ static int measure(bench *b, const kgb_shape *sh, kgb_problem *p, int spec, cons
     double t_k = tk[0] < tk[1] ? tk[0] : tk[1], t_b = tb[0] < tb[1] ? tb[0] : tb[1];
     double flop = 2.0 * sh->m * (double)sh->n * sh->k;
     char tmpl[64] = "matmul", config[1200] = "", why[1024] = "";
+    kg_kernel_info ki;
     if (kern) {
         snprintf(tmpl, sizeof tmpl, "%s", o->specs[spec].tmpl);
-        kgb_spec_config(&o->specs[spec], p->layout, config, sizeof config);
+        if (kg_kernel_query(b->ctx, kern, &ki) == KG_OK)
+            snprintf(config, sizeof config, "%s", ki.config); /* canonical: every parameter */
+        else
+            kgb_spec_config(&o->specs[spec], p->layout, config, sizeof config);
     } else {
         if (kg_matmul_explain(b->ctx, p->layout, sh->m, sh->n, sh->k, config, sizeof config, why, sizeof why) !=
             KG_OK)
@@ -276,7 +280,10 @@ int main(int argc, char **argv)
         kg_context_close(b.ctx);
         return rc;
     }
-    if (o.no_db && kgb_no_db_begin(&o))
+    /* kg_matmul keeps each shape's choice for kg_matmul_explain, which then
+     * reports the kernel that ran (on these leading dimensions) rather than
+     * the choice for packed operands. */
+    if (setenv("KGEN_VERBOSE", "1", 1) != 0 || (o.no_db && kgb_no_db_begin(&o)))
         return 1;
     int rc = 0, ns = 0, completed = 0, total = 0;
     kgb_shape *shapes = NULL;
