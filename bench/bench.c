@@ -19,6 +19,9 @@
  *
  *   tag layout M N K kgen_TFLOP/s cublas_TFLOP/s ratio error template configuration
  *
+ * Explicit kernels are compiled first in parallel threads (CPU-only
+ * contexts filling the disk cache), then loaded with kg_kernel_get.
+ *
  * Timing: a warm-up, then samples of back-to-back calls (each sample at
  * least --min-ms long), the median per call; kgen and cuBLAS are each timed
  * twice, alternating, and the faster median of the two passes is kept, so
@@ -34,9 +37,11 @@
  * results marked in its `ok` column; a run that fails part-way writes none.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench_opts.h"
 #include "bench_util.h"
@@ -210,6 +215,60 @@ static int run_shape(bench *b, const kgb_shape *sh, int s, int l)
     return rc;
 }
 
+/* Precompiling: NVRTC runs in parallel threads, each with a CPU-only
+ * context of its own, and fills the disk cache that kg_kernel_get then
+ * reads, so that many --configs kernels do not compile one at a time. A
+ * failure here is left to kg_kernel_get to report. */
+typedef struct pool {
+    const kgb_opts *o;
+    int arch, next, total;
+    pthread_mutex_t lock;
+} pool;
+
+static void *precompile_worker(void *arg)
+{
+    pool *pl = arg;
+    const kgb_opts *o = pl->o;
+    kg_context *cpu = NULL;
+    if (kg_context_open(&cpu, KG_DEVICE_NONE) == KG_OK && kg_set_arch(cpu, pl->arch) == KG_OK) {
+        for (;;) {
+            pthread_mutex_lock(&pl->lock);
+            int j = pl->next++;
+            pthread_mutex_unlock(&pl->lock);
+            if (j >= pl->total)
+                break;
+            char config[1200];
+            const kgb_spec *spec = &o->specs[j / o->nlayouts];
+            if (kgb_spec_config(spec, o->layouts[j % o->nlayouts], config, sizeof config))
+                continue;
+            kg_cubin *cubin = NULL;
+            kg_compile(cpu, spec->tmpl, config, 0, &cubin);
+            kg_cubin_free(cubin);
+        }
+    }
+    kg_context_close(cpu);
+    return NULL;
+}
+
+static void precompile(const kgb_opts *o, int arch)
+{
+    const char *cache = getenv("KGEN_CACHE");
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    pool pl = {o, arch, 0, o->nspecs * o->nlayouts, PTHREAD_MUTEX_INITIALIZER};
+    int nthreads = cores < 1 ? 1 : cores > 16 ? 16 : (int)cores;
+    if (nthreads > pl.total)
+        nthreads = pl.total;
+    if (pl.total < 2 || nthreads < 2 || (cache && strcmp(cache, "0") == 0))
+        return; /* nothing to gain, or no disk cache to fill */
+    pthread_t th[16];
+    int started = 0;
+    while (started < nthreads && pthread_create(&th[started], NULL, precompile_worker, &pl) == 0)
+        started++;
+    for (int t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
+    pthread_mutex_destroy(&pl.lock);
+}
+
 /* Builds every explicit kernel in every layout it runs in (exit 1 on a
  * failure: the configuration rendered on the CPU, so the device refused it). */
 static int get_kernels(bench *b)
@@ -306,6 +365,7 @@ int main(int argc, char **argv)
         rc = 1;
         goto out;
     }
+    precompile(&o, b.info.cc_major * 10 + b.info.cc_minor);
     if (get_kernels(&b)) {
         rc = 1;
         goto out;
