@@ -73,7 +73,9 @@ int kgi_config_format(const kgi_config *c, char *out, size_t len);
 int kgi_config_text_get(const char *text, const char *name, char *out, size_t len);
 
 /* gen/host.c: whether template `tmpl` declares a parameter `name` (*has 1
- * or 0). -1 with the reason in err when the template does not load. */
+ * or 0; name NULL: only load the template). Returns a kg_status: KG_OK, or
+ * the error of loading the template (KG_ERR_CONFIG: no such template;
+ * KG_ERR_TEMPLATE: it is broken) with the reason in err. */
 struct kgi_host;
 int kgi_host_has_param(struct kgi_host *h, const char *tmpl, const char *name, int *has, char *err, size_t errlen);
 

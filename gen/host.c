@@ -689,8 +689,9 @@ int kgi_host_has_param(kgi_host *h, const char *tmpl, const char *name, int *has
     lua_State *L = h->L;
     int top = lua_gettop(L);
     *has = 0;
-    if (kgi_host_push_template(h, tmpl, err, errlen) != KG_OK)
-        return -1;
+    kg_status st = kgi_host_push_template(h, tmpl, err, errlen);
+    if (st != KG_OK || !name)
+        goto done;
     /* push_template validated params: a list of tables with string names */
     lua_getfield(L, -1, "params");
     lua_Integer n = luaL_len(L, -1);
@@ -700,6 +701,7 @@ int kgi_host_has_param(kgi_host *h, const char *tmpl, const char *name, int *has
         *has = strcmp(lua_tostring(L, -1), name) == 0;
         lua_pop(L, 2);
     }
+done:
     lua_settop(L, top);
-    return 0;
+    return st;
 }

@@ -110,9 +110,10 @@ int main(void)
     CHECK(kgi_host_has_param(ctx->host, "matmul", "bm", &has, err, sizeof err) == 0 && has == 1);
     CHECK(kgi_host_has_param(ctx->host, "matmul", "wm", &has, err, sizeof err) == 0 && has == 0);
     CHECK(kgi_host_has_param(ctx->host, "matmul_warp", "wm", &has, err, sizeof err) == 0 && has == 1);
-    CHECK_MSG(kgi_host_has_param(ctx->host, "nope", "bm", &has, err, sizeof err) == -1 &&
+    CHECK_MSG(kgi_host_has_param(ctx->host, "nope", "bm", &has, err, sizeof err) == KG_ERR_CONFIG &&
                   strstr(err, "unknown template 'nope'"),
               "%s", err);
+    CHECK(kgi_host_has_param(ctx->host, "matmul", NULL, &has, err, sizeof err) == KG_OK && has == 0);
     kg_context_close(ctx);
     TEST_DONE();
 }
