@@ -1,6 +1,6 @@
 -- The plan of a matmul_warp kernel: everything derived from a configuration,
--- computed once and shared by check, render (matmul_warp.lua, lib/warp_copy)
--- and accesses (lib/warp_access), so that the analysis mirrors the code.
+-- computed once and shared by check, render (matmul_warp.lua, lib/warp/*)
+-- and accesses (lib/warp/access), so that the analysis mirrors the code.
 
 local emit = require "lib.emit"
 
