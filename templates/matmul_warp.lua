@@ -80,6 +80,7 @@
 -- shared copies), store (the epilogues), side (the beta passes and the
 -- packing kernel) and access (accesses() for kgen explain).
 
+local params = require "lib.params"
 local emit = require "lib.emit"
 local plan = require "lib.warp.plan"
 local copy = require "lib.warp.copy"
@@ -305,8 +306,16 @@ end
 -- then the side kernels (lib/warp/*.lua)
 ---------------------------------------------------------------------------
 
+-- The kernel's name: its layout and block tile, readable in a profiler,
+-- then the configuration's id (lib/params.lua), which makes it unique; at
+-- most 40 characters. The side kernels add _beta and _pack.
+local function entry_name(cfg)
+  return string.format("kgen_mmw_%s_%dx%dx%d_%s", cfg.layout, cfg.bm, cfg.bn, cfg.bk, params.id(T.params, cfg))
+end
+
 function T.render(cfg, meta)
   local d = derive(cfg)
+  d.entry = entry_name(cfg)
   local w = emit.writer()
   header.emit(w, T, cfg, d, meta)
   w:blank()
