@@ -4,9 +4,9 @@
 -- float offset that linear thread `tid` touches in unrolled repetition i
 -- (shared: from the start of shared memory; global: from the matrix's base
 -- for `shape` = { M, N, K, lda, ldb, ldc }), or nil when the thread does
--- not execute it. The addresses come from lib/warp_plan, like the code's.
+-- not execute it. The addresses come from lib/warp/plan, like the code's.
 
-local plan = require "lib.warp_plan"
+local plan = require "lib.warp.plan"
 
 local M = {}
 

@@ -17,7 +17,7 @@
 -- always a valid address.
 
 local emit = require "lib.emit"
-local plan = require "lib.warp_plan"
+local plan = require "lib.warp.plan"
 
 local M = {}
 
@@ -26,31 +26,6 @@ local VEC_TYPE = { [1] = "float", [2] = "float2", [4] = "float4" }
 M.VEC_TYPE = VEC_TYPE
 
 local function lane(v, w, e) return w == 1 and v or (v .. "." .. LANES[e + 1]) end
-
--- The PTX helpers the kernel uses (only those).
-function M.emit_helpers(w, d)
-  if not (d.A.async or d.B.async) then return end
-  w:comment("Asynchronous copies global -> shared (sm_80+): `bytes` of the copy are read, the rest zero-filled.")
-  w:open("__device__ __forceinline__ unsigned kgen_smem(const float* p)")
-  w:line("return static_cast<unsigned>(__cvta_generic_to_shared(p));")
-  w:close()
-  local sizes = {}
-  for _, op in ipairs({ d.A, d.B }) do
-    if op.async then sizes[4 * op.cvec] = true end
-  end
-  for _, size in ipairs({ 4, 8, 16 }) do
-    if sizes[size] then
-      w:open("__device__ __forceinline__ void kgen_cp_async%d(float* dst, const float* src, int bytes)", size)
-      w:line("asm volatile(\"cp.async.%s.shared.global [%%0], [%%1], %d, %%2;\\n\" :: \"r\"(kgen_smem(dst)), \"l\"(src), \"r\"(bytes));",
-        size == 16 and "cg" or "ca", size)
-      w:close()
-    end
-  end
-  w:open("__device__ __forceinline__ void kgen_cp_async_commit()")
-  w:line("asm volatile(\"cp.async.commit_group;\\n\" ::);")
-  w:close()
-  w:blank()
-end
 
 -- With cc = 1, single-float cp.async copies (cvec = 1, stages >= 2) whose copies i > 0
 -- sit at the same distance from copy 0 in every thread -- in lines (dl),
