@@ -67,14 +67,6 @@ void kgi_space_free(kgi_space *sp)
 
 /* ------------------------------------------------------------ templates */
 
-static double num_field(lua_State *L, int idx, const char *name)
-{
-    lua_getfield(L, idx, name);
-    double v = lua_isnumber(L, -1) ? lua_tonumber(L, -1) : 0.0;
-    lua_pop(L, 1);
-    return v;
-}
-
 /* Calls resources(cfg) for a checked configuration. */
 static kg_status read_resources(kgi_host *h, const char *tmpl, const char *config, kgi_res *r, char *err,
                                 size_t errlen)
@@ -94,19 +86,8 @@ static kg_status read_resources(kgi_host *h, const char *tmpl, const char *confi
         lua_settop(L, top);
         return st;
     }
-    if (lua_istable(L, -1)) {
-        r->threads = (int)num_field(L, -1, "threads");
-        r->smem = (long)(num_field(L, -1, "smem_static") + num_field(L, -1, "smem_dynamic"));
-        r->outputs = (int)num_field(L, -1, "outputs_per_thread");
-        r->loads_a = num_field(L, -1, "loads_a");
-        r->loads_b = num_field(L, -1, "loads_b");
-        r->flops_per_phase = num_field(L, -1, "flops_per_phase");
-        if (lua_getfield(L, -1, "tile") == LUA_TTABLE) {
-            r->tile_m = (int)num_field(L, -1, "m");
-            r->tile_n = (int)num_field(L, -1, "n");
-            r->tile_k = (int)num_field(L, -1, "k");
-        }
-    }
+    if (lua_istable(L, -1))
+        kgi_res_read(L, lua_gettop(L), r);
     lua_settop(L, top);
     return KG_OK;
 }

@@ -285,8 +285,27 @@ function T.check(cfg, limits)
   return true
 end
 
+-- Registers a thread needs (no cap): the accumulators, two k steps of
+-- fragments (the next read while the current is multiplied), the copies a
+-- register prefetch holds across the multiplication, and about 32 for
+-- addresses, indices and loop state. An estimate for the model before
+-- compiling; ptxas's count replaces it once known.
+local function estimate_registers(cfg, d)
+  local held = 0
+  if not d.async then
+    for _, op in ipairs({ d.A, d.B }) do
+      if not op.async then held = held + op.per_thread * op.cvec end
+    end
+  end
+  return d.rows * d.cols + 2 * (d.rows + d.cols) + held + 32
+end
+
 function T.resources(cfg)
   local d = derive(cfg)
+  local atomic = cfg.splitk > 1 and not d.cl or d.sk
+  -- shared-memory reads per thread per tile of K: fragments of fvec floats
+  -- along m (n) per value of k, or of kg values of k per row (column)
+  local function frag(op, t) return op.scont and t // op.fvec * d.kslice or t * (d.kslice // d.kg) end
   return {
     threads = d.threads,
     block = { d.threads, 1, 1 },
@@ -298,6 +317,24 @@ function T.resources(cfg)
     cgma = d.cgma,                       -- FLOPs per global load (the seeds' ratio)
     outputs_per_thread = d.rows * d.cols,
     tile = { m = cfg.bm, n = cfg.bn, k = cfg.bk },
+    -- For the tuner's model (templates/README.md, "resources() for the model")
+    layout = cfg.layout,
+    registers = estimate_registers(cfg, d),
+    min_blocks = cfg.minb,               -- __launch_bounds__' second argument
+    stages = cfg.stages,                 -- tiles of K in flight (register prefetch: 1)
+    async_copy = d.async and 1 or 0,     -- 1: cp.async ring; 0: copies through registers
+    copy_a = d.A.cvec,                   -- floats per global load instruction
+    copy_b = d.B.cvec,
+    smem_reads = (d.rows + d.cols) * d.kslice, -- floats per thread per tile of K
+    smem_loads = frag(d.A, d.rows) + frag(d.B, d.cols), -- the instructions that read them
+    raster = cfg.raster,                 -- block rows walked together (L2 reuse)
+    kslices = cfg.splitk,                -- slices of K per tile of C (grid z)
+    combine = d.cl and "cluster" or atomic and "atomic" or "store",
+    atomic_width = d.red4 and 4 or 1,    -- floats per atomic addition into C
+    beta_pass = (cfg.splitk > 1 and not d.cl) and "all" or d.sk and "spread" or "none",
+    persistent = d.sk and 1 or 0,        -- grid: SMs x resident blocks, looping over tiles
+    spread_waves = d.sk and (cfg.sk == 1 and 2 or 1) or 0, -- trailing waves of tiles cut along K
+    pack = cfg.pack == 1 and 4 or 0,     -- operands whose rows are not multiples of this are copied first
   }
 end
 
