@@ -10,9 +10,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <lauxlib.h>
-#include <lua.h>
-
 #include "cli.h"
 #include "runtime/internal.h"
 
@@ -92,19 +89,9 @@ static int add_item(items *it, const char *name, size_t nlen, const char *value,
 }
 
 /* Whether the template declares a parameter called `name`. */
-static int has_param(lua_State *L, const char *name)
+static int has_param(const kgi_template_info *info, const char *name)
 {
-    /* the template's params table is at the top of the stack */
-    lua_Integer n = luaL_len(L, -1);
-    for (lua_Integer i = 1; i <= n; i++) {
-        lua_geti(L, -1, i);
-        lua_getfield(L, -1, "name");
-        int same = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), name) == 0;
-        lua_pop(L, 2);
-        if (same)
-            return 1;
-    }
-    return 0;
+    return kgi_template_param(info, name) >= 0;
 }
 
 /* A parameter's value is one token: no blanks, no '=' (it is pasted into
@@ -242,14 +229,12 @@ int kgc_parse(kg_context *ctx, int argc, char **argv, const kgc_opt *own, int ma
 
     /* The template's parameter list decides which --NAME options exist. */
     char err[2048];
-    lua_State *L = kgi_host_lua(ctx->host);
-    int top = lua_gettop(L);
-    kg_status st = kgi_host_push_template(ctx->host, out->tmpl, err, sizeof err);
+    kgi_template_info info;
+    kg_status st = kgi_host_template_info(ctx->host, out->tmpl, &info, err, sizeof err);
     if (st != KG_OK) {
         fprintf(stderr, "kgen: %s\n", err);
         return st == KG_ERR_CONFIG ? KGC_USAGE : KGC_FAIL;
     }
-    lua_getfield(L, -1, "params");
     items it = {.n = 0};
     int rc = KGC_OK;
     if (config) {
@@ -283,7 +268,7 @@ int kgc_parse(kg_context *ctx, int argc, char **argv, const kgc_opt *own, int ma
         char from[64];
         snprintf(from, sizeof from, "--tile %ld", t);
         for (int d = 0; d < 3; d++) {
-            if (!has_param(L, dims[d])) {
+            if (!has_param(&info, dims[d])) {
                 fprintf(stderr, "kgen: --tile: template '%s' has no parameter %s\n", out->tmpl, dims[d]);
                 rc = KGC_USAGE;
                 goto done;
@@ -299,7 +284,7 @@ int kgc_parse(kg_context *ctx, int argc, char **argv, const kgc_opt *own, int ma
         size_t nlen = strcspn(nm, "=");
         char nbuf[64];
         snprintf(nbuf, sizeof nbuf, "%.*s", (int)(nlen < 63 ? nlen : 63), nm);
-        if (!has_param(L, nbuf)) {
+        if (!has_param(&info, nbuf)) {
             fprintf(stderr, "kgen: unknown option '--%s' (not an option of this command nor a parameter of template '%s'; see 'kgen params')\n",
                     nbuf, out->tmpl);
             rc = KGC_USAGE;
@@ -320,7 +305,7 @@ int kgc_parse(kg_context *ctx, int argc, char **argv, const kgc_opt *own, int ma
             int given = 0;
             for (int i = 0; i < it.n; i++)
                 given |= strcmp(it.v[i].name, reg[d]) == 0;
-            if (!given && has_param(L, reg[d]))
+            if (!given && has_param(&info, reg[d]))
                 add_item(&it, reg[d], 2, "1", 1, "--tile");
         }
     }
@@ -337,7 +322,6 @@ int kgc_parse(kg_context *ctx, int argc, char **argv, const kgc_opt *own, int ma
         used += (size_t)w;
     }
 done:
-    lua_settop(L, top);
     return rc;
 }
 
