@@ -29,6 +29,7 @@
 
 #include "kernel.h"
 #include "runtime.h"
+#include "tunedb.h"
 
 typedef struct choice {
     int lay, m, n, k, align;
