@@ -10,12 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <lauxlib.h>
-#include <lua.h>
-
 #include "autotune/space.h"
-#include "embedded.h"
 #include "gen/config.h"
+#include "gen/embedded.h"
 
 #define MAX_VALUES 64
 
@@ -71,24 +68,12 @@ void kgi_space_free(kgi_space *sp)
 static kg_status read_resources(kgi_host *h, const char *tmpl, const char *config, kgi_res *r, char *err,
                                 size_t errlen)
 {
-    lua_State *L = kgi_host_lua(h);
-    int top = lua_gettop(L);
+    kgi_resources res;
     memset(r, 0, sizeof *r);
-    kg_status st = kgi_host_push_template(h, tmpl, err, errlen);
+    kg_status st = kgi_host_resources(h, tmpl, config, &res, err, errlen);
     if (st != KG_OK)
         return st;
-    lua_getfield(L, -1, "resources");
-    if ((st = kgi_host_push_config(h, tmpl, config, err, errlen)) != KG_OK) {
-        lua_settop(L, top);
-        return st;
-    }
-    if ((st = kgi_host_pcall(h, 1, 1, err, errlen)) != KG_OK) {
-        lua_settop(L, top);
-        return st;
-    }
-    if (lua_istable(L, -1))
-        kgi_res_read(L, lua_gettop(L), r);
-    lua_settop(L, top);
+    kgi_res_from(&res, r);
     return KG_OK;
 }
 
@@ -102,32 +87,22 @@ static int template_index(kgi_space *sp, kgi_host *h, const char *tmpl, char *er
         snprintf(err, errlen, "too many templates (at most %d)", KGI_SPACE_MAX_TEMPLATES);
         return -1;
     }
-    lua_State *L = kgi_host_lua(h);
-    int top = lua_gettop(L);
-    if (kgi_host_push_template(h, tmpl, err, errlen) != KG_OK)
+    kgi_template_info info;
+    if (kgi_host_template_info(h, tmpl, &info, err, errlen) != KG_OK)
         return -1;
     kgi_space_tmpl *t = &sp->tmpl[sp->ntmpl];
     memset(t, 0, sizeof *t);
     snprintf(t->name, sizeof t->name, "%s", tmpl);
-    lua_getfield(L, -1, "version");
-    t->version = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 0;
-    lua_pop(L, 1);
-    lua_getfield(L, -1, "params");
-    lua_Integer np = luaL_len(L, -1);
+    t->version = info.version < 0 ? 0 : info.version;
+    int np = info.nparams;
     if (np > KGI_SPACE_MAX_DIMS) {
-        snprintf(err, errlen, "template '%s' has %d parameters; the tuner handles %d", tmpl, (int)np,
+        snprintf(err, errlen, "template '%s' has %d parameters; the tuner handles %d", tmpl, np,
                  KGI_SPACE_MAX_DIMS);
-        lua_settop(L, top);
         return -1;
     }
-    for (lua_Integer i = 1; i <= np; i++) {
-        lua_geti(L, -1, i);
-        lua_getfield(L, -1, "name");
-        snprintf(t->param[i - 1], sizeof t->param[0], "%s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "?");
-        lua_pop(L, 2);
-    }
-    t->nparams = (int)np;
-    lua_settop(L, top);
+    for (int i = 0; i < np; i++)
+        snprintf(t->param[i], sizeof t->param[0], "%s", info.param[i].name);
+    t->nparams = np;
     return sp->ntmpl++;
 }
 
@@ -177,8 +152,8 @@ kg_status kgi_space_check_override(kgi_host *h, const char *const *tmpls, int nt
 
 /* Reads the template's list of values for parameter `name` into d (the
  * override, then `fixed`, then the template's space; 0 when none). */
-static int dim_values(lua_State *L, const char *name, const char *fixed, const char *override, dim *d, char *err,
-                      size_t errlen)
+static int dim_values(kgi_host *h, const char *tmpl, const char *name, const char *fixed, const char *override,
+                      dim *d, char *err, size_t errlen)
 {
     snprintf(d->name, sizeof d->name, "%s", name);
     int r = text_values(override, name, d, err, errlen);
@@ -186,26 +161,8 @@ static int dim_values(lua_State *L, const char *name, const char *fixed, const c
         r = text_values(fixed, name, d, err, errlen);
     if (r != 0)
         return r;
-    /* the template table is at the top of the stack */
-    if (lua_getfield(L, -1, "space") != LUA_TTABLE) {
-        lua_pop(L, 1);
-        return 0;
-    }
-    int t = lua_getfield(L, -1, name);
-    if (t == LUA_TTABLE) {
-        lua_Integer n = luaL_len(L, -1);
-        d->n = 0;
-        for (lua_Integer i = 1; i <= n && d->n < MAX_VALUES; i++) {
-            lua_geti(L, -1, i);
-            const char *v = lua_isstring(L, -1) ? lua_tostring(L, -1) : NULL;
-            if (v)
-                snprintf(d->value[d->n++], sizeof d->value[0], "%s", v);
-            lua_pop(L, 1);
-        }
-        r = d->n > 0;
-    }
-    lua_pop(L, 2);
-    return r;
+    d->n = kgi_host_space_values(h, tmpl, name, d->value, MAX_VALUES);
+    return d->n > 0;
 }
 
 /* Adds a configuration that passed the parse: checks it, reads resources. */
@@ -236,43 +193,33 @@ kg_status kgi_space_add_template(kgi_space *sp, kgi_host *h, const char *tmpl, c
     if (ti < 0)
         return KG_ERR_TEMPLATE;
     const kgi_space_tmpl *t = &sp->tmpl[ti];
-    lua_State *L = kgi_host_lua(h);
-    int top = lua_gettop(L);
-    kg_status st = kgi_host_push_template(h, tmpl, err, errlen);
-    if (st != KG_OK)
-        return st;
+    kg_status st;
     dim dims[KGI_SPACE_MAX_DIMS];
     int nd = 0;
     long total = 1;
     for (int p = 0; p < t->nparams; p++) {
-        int r = dim_values(L, t->param[p], fixed, override, &dims[nd], err, errlen);
-        if (r < 0) {
-            lua_settop(L, top);
+        int r = dim_values(h, tmpl, t->param[p], fixed, override, &dims[nd], err, errlen);
+        if (r < 0)
             return KG_ERR_CONFIG;
-        }
         if (r == 0)
             continue;
         /* Every value must parse for this template (check() comes later). */
         for (int v = 0; v < dims[nd].n; v++) {
             char one[96], why[512];
             snprintf(one, sizeof one, "%s=%s", dims[nd].name, dims[nd].value[v]);
-            if ((st = kgi_host_push_config(h, tmpl, one, why, sizeof why)) != KG_OK) {
+            if ((st = kgi_host_parse(h, tmpl, one, why, sizeof why)) != KG_OK) {
                 snprintf(err, errlen, "template '%s': space value %s: %s", tmpl, one, why);
-                lua_settop(L, top);
                 return st == KG_ERR_TEMPLATE ? st : KG_ERR_CONFIG;
             }
-            lua_pop(L, 1);
         }
         total *= dims[nd].n;
         if (total > KGI_SPACE_MAX_COMBINATIONS) {
             snprintf(err, errlen, "template '%s': the space has more than %ld combinations; narrow it with --space",
                      tmpl, KGI_SPACE_MAX_COMBINATIONS);
-            lua_settop(L, top);
             return KG_ERR_CONFIG;
         }
         nd++;
     }
-    lua_settop(L, top);
     if (nd == 0 && !(fixed && fixed[0])) {
         snprintf(err, errlen, "template '%s' declares no `space` to tune", tmpl);
         return KG_ERR_CONFIG;
@@ -416,17 +363,6 @@ void kgi_space_shard(kgi_space *sp, int i, int n)
 
 /* ------------------------------------------------------------ discovery */
 
-/* Whether template `name` loads and declares a `space` table. */
-static int has_space(kgi_host *h, const char *name)
-{
-    lua_State *L = kgi_host_lua(h);
-    int top = lua_gettop(L);
-    char err[512];
-    int yes = kgi_host_push_template(h, name, err, sizeof err) == KG_OK && lua_getfield(L, -1, "space") == LUA_TTABLE;
-    lua_settop(L, top);
-    return yes;
-}
-
 static int cmp_names(const void *a, const void *b) { return strcmp(a, b); }
 
 static int add_name(char names[][64], int n, int max, const char *name)
@@ -452,7 +388,7 @@ int kgi_space_templates(kgi_host *h, const char *path, char names[][64], int max
             if (el > 4 && el < 64 && strcmp(e->d_name + el - 4, ".lua") == 0) {
                 char mod[64];
                 snprintf(mod, sizeof mod, "%.*s", (int)(el - 4), e->d_name);
-                if (has_space(h, mod))
+                if (kgi_host_has_space(h, mod))
                     n = add_name(names, n, max, mod);
             }
         }
@@ -463,7 +399,7 @@ int kgi_space_templates(kgi_host *h, const char *path, char names[][64], int max
             p++;
     }
     for (const kgi_embedded *e = kgi_embedded_files; e->module; e++)
-        if (strncmp(e->module, "lib.", 4) != 0 && has_space(h, e->module))
+        if (strncmp(e->module, "lib.", 4) != 0 && kgi_host_has_space(h, e->module))
             n = add_name(names, n, max, e->module);
     /* Sorted, so that the space, its order and its shards are reproducible. */
     qsort(names, (size_t)n, sizeof names[0], cmp_names);

@@ -35,7 +35,7 @@ typedef enum kgi_beta_pass {
 /* What resources() reports, before anything is compiled. The fields after
  * flops_per_phase describe the kernel to the analytic model in
  * template-neutral terms (templates/README.md); a template that leaves
- * them out gets the defaults of kgi_res_read: a plain kernel. */
+ * them out gets the defaults of kgi_res_from: a plain kernel. */
 typedef struct kgi_res {
     int threads;
     long smem;                 /* static + dynamic bytes per block */
@@ -61,10 +61,9 @@ typedef struct kgi_res {
     int pack;                  /* operands whose rows are not multiples of this many floats are first copied */
 } kgi_res;
 
-/* Fills r from the resources() table at stack index `idx`, the model's
- * fields defaulting to a plain kernel. */
-struct lua_State;
-void kgi_res_read(struct lua_State *L, int idx, kgi_res *r);
+/* r from what the host read of resources(), the model's fields defaulting
+ * to a plain kernel (resources.c). */
+void kgi_res_from(const kgi_resources *in, kgi_res *r);
 
 typedef struct kgi_cand {
     int tmpl;                  /* index into kgi_space.tmpl */

@@ -8,7 +8,7 @@
  * non-empty token without '=', and no name appears twice -- and every error
  * names the parameter. Whether a template has the parameter and whether the
  * value is allowed is the template's to say (its `params` and `check`, through
- * the Lua host: kgi_host_has_param below, kgi_host_check, kg_render).
+ * the Lua host: kgi_host_has_param in host.h, kgi_host_check, kg_render).
  *
  * Items keep the order in which they were parsed or first set, so text that
  * the host made canonical formats back to the same bytes after any number
@@ -72,11 +72,5 @@ int kgi_config_format(const kgi_config *c, char *out, size_t len);
  * has no well-formed item of that name or the value does not fit. */
 int kgi_config_text_get(const char *text, const char *name, char *out, size_t len);
 
-/* gen/host.c: whether template `tmpl` declares a parameter `name` (*has 1
- * or 0; name NULL: only load the template). Returns a kg_status: KG_OK, or
- * the error of loading the template (KG_ERR_CONFIG: no such template;
- * KG_ERR_TEMPLATE: it is broken) with the reason in err. */
-struct kgi_host;
-int kgi_host_has_param(struct kgi_host *h, const char *tmpl, const char *name, int *has, char *err, size_t errlen);
 
 #endif /* KGEN_GEN_CONFIG_H */

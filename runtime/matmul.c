@@ -4,7 +4,7 @@
  *
  * The pick, per (layout, M, N, K, alignment class):
  *   1. the tuning database's entry for the device and shape (exact, then
- *      nearest bucket: autotune/lookup.c);
+ *      nearest bucket: runtime/tunedb.c);
  *   2. else the built-in default for the architecture (runtime/defaults.c),
  *      by how many tiles the shape makes against the SM count.
  * Either is adapted to the call before it is used: a kernel without bound
@@ -31,6 +31,7 @@
 #include "gen/config.h"
 #include "kernel.h"
 #include "runtime.h"
+#include "tunedb.h"
 
 typedef struct choice {
     int lay, m, n, k, align;

@@ -1,6 +1,7 @@
 /*
- * lookup.c -- kg_matmul's view of the tuning database: the best tuned
- * configuration for the context's device, layout and shape.
+ * tunedb.c -- the tuning database's read side (see tunedb.h): kg_matmul's
+ * view of it, the best tuned configuration for the context's device,
+ * layout and shape. The tuner writes the file (autotune/db.c).
  *
  * Order of preference (each fallback is named in `why`):
  *   1. exact shape: the fastest `ok` row for this M, N, K (where the
@@ -22,16 +23,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <lua.h>
 #include <sqlite3.h>
 
-#include "autotune/db.h"
-#include "runtime/runtime.h"
+#include "runtime.h"
+#include "tunedb.h"
 
 #define KGI_LOOKUP_MAX_DISTANCE 3.0
 
 struct kgi_tunedb {
-    kgi_db *db;             /* NULL when it could not be opened */
+    sqlite3 *db;            /* NULL when it could not be opened */
     char path[4096];
     char open_error[1024];
     int tried;
@@ -41,9 +41,77 @@ void kgi_tunedb_close(kg_context *ctx)
 {
     if (!ctx || !ctx->db)
         return;
-    kgi_db_close(ctx->db->db);
+    sqlite3_close(ctx->db->db);
     free(ctx->db);
     ctx->db = NULL;
+}
+
+int kgi_db_default_path(char *buf, size_t len)
+{
+    const char *env = getenv("KGEN_DB");
+    if (env && env[0])
+        return (size_t)snprintf(buf, len, "%s", env) < len ? 0 : -1;
+    const char *xdg = getenv("XDG_DATA_HOME");
+    if (xdg && xdg[0])
+        return (size_t)snprintf(buf, len, "%s/kgen/tune.db", xdg) < len ? 0 : -1;
+    const char *home = getenv("HOME");
+    if (home && home[0])
+        return (size_t)snprintf(buf, len, "%s/.local/share/kgen/tune.db", home) < len ? 0 : -1;
+    return -1;
+}
+
+int kgi_tunedb_schema_version(sqlite3 *h, const char *path, char *err, size_t errlen)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(h, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, NULL) != SQLITE_OK) {
+        const char *m = sqlite3_errmsg(h);
+        if (strstr(m, "no such table"))
+            return 0;
+        snprintf(err, errlen, "%s: %s", path, m);
+        return -1;
+    }
+    int v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    sqlite3_finalize(st);
+    return v;
+}
+
+kg_status kgi_tunedb_open(const char *path, sqlite3 **out, char *err, size_t errlen)
+{
+    sqlite3 *h = NULL;
+    *out = NULL;
+    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "cannot open tuning database '%s': %s", path, h ? sqlite3_errmsg(h) : "out of memory");
+        goto fail;
+    }
+    sqlite3_busy_timeout(h, KGI_DB_BUSY_TIMEOUT_MS);
+    int v = kgi_tunedb_schema_version(h, path, err, errlen);
+    if (v < 0)
+        goto fail;
+    if (v == 0) {
+        snprintf(err, errlen, "'%s' is not a kgen tuning database (no schema)", path);
+        goto fail;
+    }
+    if (v == 1) {
+        /* final_ms reads as 0 (no finalists) without writing to the file: a
+         * temporary view shadows the table for this connection. */
+        char *msg = NULL;
+        if (sqlite3_exec(h, "CREATE TEMP VIEW results AS SELECT *, 0.0 AS final_ms FROM main.results;", NULL, NULL,
+                         &msg) != SQLITE_OK) {
+            snprintf(err, errlen, "%s: %s", path, msg ? msg : sqlite3_errmsg(h));
+            sqlite3_free(msg);
+            goto fail;
+        }
+        v = KGI_DB_SCHEMA_VERSION;
+    }
+    if (v != KGI_DB_SCHEMA_VERSION) {
+        snprintf(err, errlen, "'%s' has schema version %d; this kgen reads version %d", path, v, KGI_DB_SCHEMA_VERSION);
+        goto fail;
+    }
+    *out = h;
+    return KG_OK;
+fail:
+    sqlite3_close(h);
+    return KG_ERR_DB;
 }
 
 /* Opens the database once per context; later calls reuse it (or its error). */
@@ -59,8 +127,8 @@ static struct kgi_tunedb *tunedb(kg_context *ctx)
         t->tried = 1;
         if (kgi_db_default_path(t->path, sizeof t->path) != 0)
             snprintf(t->open_error, sizeof t->open_error, "no tuning database (KGEN_DB, XDG_DATA_HOME and HOME are unset)");
-        else if (kgi_db_open(t->path, KGI_DB_READONLY, &t->db, t->open_error, sizeof t->open_error) != KG_OK)
-            t->db = NULL;
+        else
+            kgi_tunedb_open(t->path, &t->db, t->open_error, sizeof t->open_error);
     }
     return t;
 }
@@ -68,16 +136,7 @@ static struct kgi_tunedb *tunedb(kg_context *ctx)
 /* The version of template `name` as loaded now, or -1. */
 static int template_version(kg_context *ctx, const char *name)
 {
-    char err[512];
-    lua_State *L = kgi_host_lua(ctx->host);
-    int top = lua_gettop(L);
-    int v = -1;
-    if (kgi_host_push_template(ctx->host, name, err, sizeof err) == KG_OK) {
-        lua_getfield(L, -1, "version");
-        v = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : -1;
-    }
-    lua_settop(L, top);
-    return v;
+    return kgi_host_template_version(ctx->host, name);
 }
 
 /* The packed leading dimensions of A and B for a layout. */
@@ -112,17 +171,17 @@ static int cached_version(kg_context *ctx, versions *vs, const char *name)
     return v;
 }
 
-kg_status kgi_tunedb_find(kgi_db *db, kg_context *ctx, const kg_device_info *info, const char *layout, int m,
-                          int n, int k, char *tmpl, size_t tmpl_len, char *config, size_t config_len, char *why,
-                          size_t why_len)
+kg_status kgi_tunedb_query(sqlite3 *db, const char *path, kg_context *ctx, const kg_device_info *info,
+                           const char *layout, int m, int n, int k, char *tmpl, size_t tmpl_len, char *config,
+                           size_t config_len, char *why, size_t why_len)
 {
     sqlite3_stmt *q;
     const char *sql = "SELECT template, template_version, config, m, n, k, time_ms, tflops, m_multiple, n_multiple,"
                       " k_multiple, ld_multiple, final_ms FROM results WHERE device = ?1 AND cc = ?2 AND sm_count = ?3"
                       " AND layout = ?4 AND dtype = 'f32' AND outcome = 'ok' AND time_ms > 0"
                       " ORDER BY " KGI_DB_BEST_FIRST;
-    if (sqlite3_prepare_v2(kgi_db_handle(db), sql, -1, &q, NULL) != SQLITE_OK) {
-        snprintf(why, why_len, "tuning database %s: %s", kgi_db_path(db), kgi_db_error(db));
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) {
+        snprintf(why, why_len, "tuning database %s: %s", path, sqlite3_errmsg(db));
         return KG_ERR_DB;
     }
     sqlite3_bind_text(q, 1, info->name, -1, SQLITE_STATIC);
@@ -164,14 +223,14 @@ kg_status kgi_tunedb_find(kgi_db *db, kg_context *ctx, const kg_device_info *inf
     }
     sqlite3_finalize(q);
     if (rc != SQLITE_DONE) {
-        snprintf(why, why_len, "tuning database %s: %s", kgi_db_path(db), kgi_db_error(db));
+        snprintf(why, why_len, "tuning database %s: %s", path, sqlite3_errmsg(db));
         return KG_ERR_DB;
     }
     if (!best_tmpl[0]) {
         snprintf(why, why_len,
                  "no tuning entry in %s for %s (sm_%d%d, %d SMs), layout %s, within log2 distance %.0f of %dx%dx%d"
                  " (%d ok rows for this device and layout%s)",
-                 kgi_db_path(db), info->name, info->cc_major, info->cc_minor, info->sm_count, layout,
+                 path, info->name, info->cc_major, info->cc_minor, info->sm_count, layout,
                  KGI_LOOKUP_MAX_DISTANCE, m, n, k, rows, stale ? ", some for another template version" : "");
         return KG_ERR_DB;
     }
@@ -182,11 +241,11 @@ kg_status kgi_tunedb_find(kgi_db *db, kg_context *ctx, const kg_device_info *inf
         snprintf(final, sizeof final, ", the final stage's fastest at %.4g ms back to back", best_final);
     if (best_dist == 0)
         snprintf(why, why_len, "exact shape %dx%dx%d, %s %s, %.4g ms (%.1f TFLOP/s)%s in %s", m, n, k, best_tmpl, layout,
-                 best_ms, best_tflops, final, kgi_db_path(db));
+                 best_ms, best_tflops, final, path);
     else
         snprintf(why, why_len, "nearest shape %dx%dx%d (log2 distance %.2f) for %dx%dx%d, %s %s, %.4g ms there%s, in %s",
                  best_shape[0], best_shape[1], best_shape[2], best_dist, m, n, k, best_tmpl, layout, best_ms, final,
-                 kgi_db_path(db));
+                 path);
     return KG_OK;
 }
 
@@ -213,5 +272,5 @@ kg_status kgi_tunedb_lookup(kg_context *ctx, const char *layout, int m, int n, i
         snprintf(why, why_len, "cannot query the device for the tuning database: %s", kg_last_error(ctx));
         return KG_ERR_DB;
     }
-    return kgi_tunedb_find(t->db, ctx, &info, layout, m, n, k, tmpl, tmpl_len, config, config_len, why, why_len);
+    return kgi_tunedb_query(t->db, t->path, ctx, &info, layout, m, n, k, tmpl, tmpl_len, config, config_len, why, why_len);
 }

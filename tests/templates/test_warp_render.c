@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <lauxlib.h>
-#include <lua.h>
 
 #include "runtime/internal.h"
 #include "testutil.h"
@@ -107,71 +105,75 @@ static const struct {
     {"pred=2", "pred"},
 };
 
+/* What check_accesses knows while the host walks the addresses. */
+typedef struct walk {
+    const char *config;
+    long smem;
+    int m, n, k, lda, ldb, ldc, at, bt;
+    int entries, touched, bad;
+    int shared, width;       /* of the current entry */
+    char array[8];
+    long limit;              /* the highest float offset + 1 the entry's array may touch */
+} walk;
+
+static int walk_begin(void *ud, int n)
+{
+    ((walk *)ud)->entries = n;
+    return 0;
+}
+
+static void walk_entry(void *ud, int e, const kgi_access_decl *d)
+{
+    walk *w = ud;
+    if (e > 0)
+        CHECK_MSG(!w->bad, "%s: accesses() entry %d (%s) goes outside %s or is misaligned", w->config, e,
+                  w->shared ? "shared" : "global", w->array);
+    w->bad = 0;
+    w->shared = d->shared;
+    w->width = d->width;
+    snprintf(w->array, sizeof w->array, "%s", d->array);
+    w->limit = w->shared ? w->smem / 4
+             : w->array[0] == 'A' ? (long)(w->at ? w->k : w->m) * w->lda
+             : w->array[0] == 'B' ? (long)(w->bt ? w->n : w->k) * w->ldb
+             : (long)w->m * w->ldc;
+}
+
+static void walk_request(void *ud, int e, int it, int warp, const long long *addr)
+{
+    walk *w = ud;
+    for (int l = 0; l < 32; l++) {
+        if (addr[l] < 0)
+            continue;
+        long a = (long)(addr[l] / 4);
+        w->touched++;
+        if (a + w->width / 4 > w->limit || (a % (w->width / 4)) != 0)
+            w->bad = 1;
+    }
+}
+
 /* Calls accesses(cfg, shape) and checks every address it lists. */
 static void check_accesses(kg_context *ctx, const char *config, int m, int n, int k)
 {
-    kgi_host *h = ctx->host;
-    lua_State *L = kgi_host_lua(h);
-    int top = lua_gettop(L);
     char err[1024];
     kg_source *src;
     CHECK_MSG(kg_render(ctx, "matmul_warp", config, &src) == KG_OK, "%s: %s", config, kg_last_error(ctx));
-    size_t smem = src->geo.smem_static + src->geo.smem_dynamic;
+    walk w = {.config = config, .m = m, .n = n, .k = k};
+    w.smem = (long)(src->geo.smem_static + src->geo.smem_dynamic);
     int threads = (int)src->geo.block[0];
-    int at = src->geo.layout[0] == 't', bt = src->geo.layout[1] == 't';
+    w.at = src->geo.layout[0] == 't';
+    w.bt = src->geo.layout[1] == 't';
     kg_source_free(src);
     /* leading dimensions padded to the next multiple of 4 (vector copies stay aligned) */
-    int lda = ((at ? m : k) + 4) / 4 * 4, ldb = ((bt ? k : n) + 4) / 4 * 4, ldc = (n + 4) / 4 * 4;
-    CHECK(kgi_host_push_template(h, "matmul_warp", err, sizeof err) == KG_OK);
-    lua_getfield(L, -1, "accesses");
-    CHECK(kgi_host_push_config(h, "matmul_warp", config, err, sizeof err) == KG_OK);
-    lua_createtable(L, 0, 6);
-    const char *names[] = {"M", "N", "K", "lda", "ldb", "ldc"};
-    int values[] = {m, n, k, lda, ldb, ldc};
-    for (int i = 0; i < 6; i++) {
-        lua_pushinteger(L, values[i]);
-        lua_setfield(L, -2, names[i]);
-    }
-    kg_status st = kgi_host_pcall(h, 2, 1, err, sizeof err);
-    CHECK_MSG(st == KG_OK && lua_istable(L, -1), "%s: accesses(): %s", config, err);
-    int entries = 0, touched = 0;
-    for (lua_Integer e = 1; st == KG_OK && lua_geti(L, -1, e) == LUA_TTABLE; e++, lua_pop(L, 1)) {
-        entries++;
-        lua_getfield(L, -1, "space");
-        int shared = strcmp(lua_tostring(L, -1), "shared") == 0;
-        lua_getfield(L, -2, "array");
-        char array[8];
-        snprintf(array, sizeof array, "%s", lua_tostring(L, -1));
-        lua_getfield(L, -3, "iters");
-        lua_getfield(L, -4, "width");
-        int iters = (int)lua_tointeger(L, -2), width = (int)lua_tointeger(L, -1);
-        lua_pop(L, 4);
-        /* the highest float offset + 1 each array may touch */
-        long limit = shared ? (long)(smem / 4)
-                   : array[0] == 'A' ? (long)(at ? k : m) * lda
-                   : array[0] == 'B' ? (long)(bt ? n : k) * ldb
-                   : (long)m * ldc;
-        int bad = 0;
-        for (int tid = 0; tid < threads && !bad; tid++)
-            for (int i = 0; i < iters && !bad; i++) {
-                lua_getfield(L, -1, "addr");
-                lua_pushinteger(L, tid);
-                lua_pushinteger(L, i);
-                lua_call(L, 2, 1);
-                if (!lua_isnil(L, -1)) {
-                    long a = (long)lua_tointeger(L, -1);
-                    touched++;
-                    if (a < 0 || a + width / 4 > limit || (a % (width / 4)) != 0)
-                        bad = 1;
-                }
-                lua_pop(L, 1);
-            }
-        CHECK_MSG(!bad, "%s: accesses() entry %d (%s) goes outside %s or is misaligned", config, (int)e,
-                  shared ? "shared" : "global", array);
-    }
-    lua_pop(L, 1);
-    CHECK_MSG(entries >= 6 && touched > 0, "%s: accesses() listed %d entries", config, entries);
-    lua_settop(L, top);
+    w.lda = ((w.at ? m : k) + 4) / 4 * 4;
+    w.ldb = ((w.bt ? k : n) + 4) / 4 * 4;
+    w.ldc = (n + 4) / 4 * 4;
+    kgi_access_walk walk_of = {m, n, k, w.lda, w.ldb, w.ldc, threads, 32, &w, walk_begin, walk_entry, walk_request};
+    int missing;
+    kg_status st = kgi_host_accesses(ctx->host, "matmul_warp", config, &walk_of, &missing, err, sizeof err);
+    CHECK_MSG(st == KG_OK, "%s: accesses(): %s", config, err);
+    CHECK_MSG(!w.bad, "%s: accesses() entry %d (%s) goes outside %s or is misaligned", config, w.entries,
+              w.shared ? "shared" : "global", w.array);
+    CHECK_MSG(w.entries >= 6 && w.touched > 0, "%s: accesses() listed %d entries", config, w.entries);
 }
 
 int main(void)

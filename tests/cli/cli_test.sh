@@ -31,7 +31,7 @@ if [ -n "$NVCC" ] && [ -x "$NVCC" ]; then
     "$KGEN" --bm 256 --bn 256 --bk 32 --tm 16 --tn 16 --vec 4 --pad 0 -o "$T/dyn.cu"
     check '"$NVCC" -arch=sm_90 -c "$T/dyn.cu" -o "$T/dyn.o"' "nvcc compiles a dynamic-smem kernel"
 else
-    echo "note: nvcc not found; the nvcc compilation checks did not run (NVRTC checks in gen.render_compile did)"
+    echo "note: nvcc not found; the nvcc compilation checks did not run (NVRTC checks in templates.render_compile did)"
 fi
 
 # --- stdout, determinism, equivalent spellings -------------------------------
@@ -163,9 +163,9 @@ check '"$KGEN" --tile 8 -o "$T/link.cu" && [ -L "$T/link.cu" ] && grep -q "kgen_
 check '[ "$(stat -c %a "$T/target.cu")" = 640 ]' "-o keeps an existing file's permissions"
 
 # malformed templates: an error message and exit 1, never an abort
-expect_bad 1 "grid must be a list" --template badgrid --template-dir "$SRC/templates"
-expect_bad 1 "params[1]: not a table" --template badparams --template-dir "$SRC/templates"
-"$KGEN" params --template badparams --template-dir "$SRC/templates" > /dev/null 2> "$T/stderr"; rc=$?
+expect_bad 1 "grid must be a list" --template badgrid --template-dir "$SRC/../gen/templates"
+expect_bad 1 "params[1]: not a table" --template badparams --template-dir "$SRC/../gen/templates"
+"$KGEN" params --template badparams --template-dir "$SRC/../gen/templates" > /dev/null 2> "$T/stderr"; rc=$?
 check '[ $rc -eq 1 ] && grep -q "params\[1\]" "$T/stderr"' "kgen params on a malformed template exits 1"
 expect_bad 2 "invalid template name '../x'" --template ../x
 expect_bad 2 "invalid template name 'lib.params'" --template lib.params

@@ -63,17 +63,17 @@ int kgc_write_file(const char *path, const void *data, size_t len);
 /* Strict integer parsing for command options: the whole string, in range. */
 int kgc_int(const char *opt, const char *text, long lo, long hi, long *out);
 
-/* The subcommands (gen/cmd_*.c). argv[0] is the subcommand's name. */
+/* The subcommands (cli/cmd_*.c). argv[0] is the subcommand's name. */
 int kgc_cmd_emit(int argc, char **argv);
 int kgc_cmd_params(int argc, char **argv);
-int kgc_cmd_compile(int argc, char **argv); /* gen/cmd_runtime.c */
+int kgc_cmd_compile(int argc, char **argv); /* cli/cmd_runtime.c */
 int kgc_cmd_device(int argc, char **argv);
 int kgc_cmd_run(int argc, char **argv);
 
-int kgc_cmd_explain(int argc, char **argv); /* gen/cmd_explain.c */
+int kgc_cmd_explain(int argc, char **argv); /* explain/cmd_explain.c */
 extern const char kgc_explain_usage[];
 
-int kgc_cmd_tune(int argc, char **argv); /* gen/cmd_tune.c */
-int kgc_cmd_db(int argc, char **argv);   /* gen/cmd_db.c */
+int kgc_cmd_tune(int argc, char **argv); /* cli/cmd_tune.c */
+int kgc_cmd_db(int argc, char **argv);   /* cli/cmd_db.c */
 
 #endif

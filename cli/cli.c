@@ -97,17 +97,10 @@ static int add_item(items *it, const char *name, const char *value, const char *
     return 0;
 }
 
-/* Whether template `tmpl` declares a parameter `name` (NULL: only whether
- * it loads); an exit code (reported) when it does not load. */
-static int has_param(kg_context *ctx, const char *tmpl, const char *name, int *has)
+/* Whether the template declares a parameter called `name`. */
+static int has_param(const kgi_template_info *info, const char *name)
 {
-    char err[2048];
-    int st = kgi_host_has_param(ctx->host, tmpl, name, has, err, sizeof err);
-    if (st != KG_OK) {
-        fprintf(stderr, "kgen: %s\n", err);
-        return st == KG_ERR_CONFIG ? KGC_USAGE : KGC_FAIL;
-    }
-    return KGC_OK;
+    return kgi_template_param(info, name) >= 0;
 }
 
 /* "-x", "--name": an option, so not the value of the one before it; "-4"
@@ -227,16 +220,22 @@ int kgc_parse(kg_context *ctx, int argc, char **argv, const kgc_opt *own, int ma
             return KGC_USAGE;
         }
     }
-    int rc = apply_args(ctx, out), has;
-    if (rc != KGC_OK || (rc = has_param(ctx, out->tmpl, NULL, &has)) != KGC_OK)
+    int rc = apply_args(ctx, out);
+    if (rc != KGC_OK)
         return rc;
 
     /* The template's parameter list decides which --NAME options exist. */
+    char err[2048];
+    kgi_template_info info;
+    kg_status st = kgi_host_template_info(ctx->host, out->tmpl, &info, err, sizeof err);
+    if (st != KG_OK) {
+        fprintf(stderr, "kgen: %s\n", err);
+        return st == KG_ERR_CONFIG ? KGC_USAGE : KGC_FAIL;
+    }
     items it;
     kgi_config_init(&it.cfg);
     if (config) {
         kgi_config given;
-        char err[256];
         if (kgi_config_parse(&given, config, err, sizeof err) != 0) {
             fprintf(stderr, "kgen: --config: %s\n", err);
             return KGC_USAGE;
@@ -256,9 +255,7 @@ int kgc_parse(kg_context *ctx, int argc, char **argv, const kgc_opt *own, int ma
         char from[64];
         snprintf(from, sizeof from, "--tile %ld", t);
         for (int d = 0; d < 3; d++) {
-            if ((rc = has_param(ctx, out->tmpl, dims[d], &has)) != KGC_OK)
-                return rc;
-            if (!has) {
+            if (!has_param(&info, dims[d])) {
                 fprintf(stderr, "kgen: --tile: template '%s' has no parameter %s\n", out->tmpl, dims[d]);
                 return KGC_USAGE;
             }
@@ -271,9 +268,7 @@ int kgc_parse(kg_context *ctx, int argc, char **argv, const kgc_opt *own, int ma
         size_t nlen = strcspn(nm, "=");
         char nbuf[64];
         snprintf(nbuf, sizeof nbuf, "%.*s", (int)(nlen < 63 ? nlen : 63), nm);
-        if ((rc = has_param(ctx, out->tmpl, nbuf, &has)) != KGC_OK)
-            return rc;
-        if (!has) {
+        if (!has_param(&info, nbuf)) {
             fprintf(stderr, "kgen: unknown option '--%s' (not an option of this command nor a parameter of template '%s'; see 'kgen params')\n",
                     nbuf, out->tmpl);
             return KGC_USAGE;
@@ -288,9 +283,8 @@ int kgc_parse(kg_context *ctx, int argc, char **argv, const kgc_opt *own, int ma
     if (tile) {
         static const char *const reg[] = {"tm", "tn"};
         for (int d = 0; d < 2; d++) {
-            if ((rc = has_param(ctx, out->tmpl, reg[d], &has)) != KGC_OK)
-                return rc;
-            if (has && kgi_config_find(&it.cfg, reg[d]) < 0 && add_item(&it, reg[d], "1", "--tile", "--tile") != 0)
+            if (has_param(&info, reg[d]) && kgi_config_find(&it.cfg, reg[d]) < 0 &&
+                add_item(&it, reg[d], "1", "--tile", "--tile") != 0)
                 return KGC_USAGE;
         }
     }
