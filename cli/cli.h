@@ -70,7 +70,7 @@ int kgc_cmd_compile(int argc, char **argv); /* cli/cmd_runtime.c */
 int kgc_cmd_device(int argc, char **argv);
 int kgc_cmd_run(int argc, char **argv);
 
-int kgc_cmd_explain(int argc, char **argv); /* explain/cmd_explain.c */
+int kgc_cmd_explain(int argc, char **argv); /* cmd_explain.c */
 extern const char kgc_explain_usage[];
 
 int kgc_cmd_tune(int argc, char **argv); /* cli/cmd_tune.c */

@@ -8,7 +8,7 @@
  *   explain_svg.c     the roofline drawing
  *   explain_db.c      timed configurations of a tuning sweep (--from-db)
  *   explain_report.c  the text and JSON reports
- *   cmd_explain.c     the command: options, compile, occupancy, measurement
+ *   cli/cmd_explain.c the command: options, compile, occupancy, measurement
  *
  * Nothing here prints except explain_report.c; the other parts return
  * errors as text so that tests can call them.

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "explain.h"
+#include "explain/explain.h"
 #include "gen/config.h"
 
 #define DEFAULT_DIM 4096
