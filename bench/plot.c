@@ -175,7 +175,9 @@ static int write_svg(FILE *f, const chart *c, const char *title)
     ymax = ceil(ymax / tick - 1e-9) * tick;
     const double bar = 7.0, gap = 8.0, left = 56.0, top = 48.0, plot_h = 300.0, bottom = 110.0;
     const double group = nused * bar + gap, plot_w = c->nshapes * group;
-    const double width = left + plot_w + 150.0, height = top + plot_h + bottom;
+    /* wide enough for the title too (about 8 px a character at 14 px) */
+    const double width = fmax(left + plot_w + 150.0, left + 8.0 * (double)strlen(title) + 20.0);
+    const double height = top + plot_h + bottom;
 #define Y(v) (top + plot_h - (v) / ymax * plot_h)
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
                "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"11\">\n",
