@@ -32,9 +32,14 @@
  * The directory: $KGEN_CACHE_DIR, else $XDG_CACHE_HOME/kgen, else
  * $HOME/.cache/kgen; KGEN_CACHE=0 turns the disk cache off. It is created
  * on the first write with mode 0700 (parents too). A directory that is not
- * the user's, or that others may write to, is not used: a CUBIN is code that
- * will run, and must come from no one else. Trouble with the disk cache
- * never fails a compile; kgi_cache_dir says what went wrong.
+ * the user's (the effective user's, root included), that others may write
+ * to, or that is a symbolic link, is not used: a CUBIN is code that will
+ * run, and must come from no one else, and a link could point the writes
+ * anywhere (as root, into /etc). Only regular files are read, opened without
+ * blocking (a FIFO named like an entry is a miss, not a hang). Trouble with
+ * the disk cache never fails a compile: it proceeds without the disk cache,
+ * and kgi_cache_dir says what went wrong (`kgen compile` prints it); the
+ * library itself never prints.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -204,13 +209,18 @@ const char *kgi_cache_dir(kg_context *ctx, const char **why)
 
 /* ------------------------------------------------------------ the directory */
 
-/* Whether an existing directory may hold code we will run: ours, and not
- * writable by group or others. Sets c->why when not. */
+/* Whether an existing directory may hold code we will run: a directory
+ * itself (not a symbolic link to one), ours, and not writable by group or
+ * others. Sets c->why when not. */
 static int dir_trusted(struct kgi_cache *c)
 {
     struct stat sb;
-    if (stat(c->dir, &sb) != 0) {
+    if (lstat(c->dir, &sb) != 0) {
         snprintf(c->why, sizeof c->why, "cannot use %s: %s", c->dir, strerror(errno));
+        return 0;
+    }
+    if (S_ISLNK(sb.st_mode)) {
+        snprintf(c->why, sizeof c->why, "off: %s is a symbolic link; give the directory itself", c->dir);
         return 0;
     }
     if (!S_ISDIR(sb.st_mode)) {
@@ -313,7 +323,7 @@ static int disk_load(struct kgi_cache *c, unsigned long long key, unsigned long 
 {
     char path[4096];
     entry_path(c, key, path, sizeof path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         return 0;
     struct stat sb;
@@ -418,7 +428,7 @@ static int dir_ready(struct kgi_cache *c, int create)
     if (c->dir_ready)
         return 1;
     struct stat sb;
-    if (stat(c->dir, &sb) != 0) {
+    if (lstat(c->dir, &sb) != 0) {
         if (!create || !make_dirs(c))
             return 0;
     }
