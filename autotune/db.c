@@ -210,7 +210,7 @@ int kgi_db_default_path(char *buf, size_t len)
     if (env && env[0])
         return (size_t)snprintf(buf, len, "%s", env) < len ? 0 : -1;
     const char *xdg = getenv("XDG_DATA_HOME");
-    if (xdg && xdg[0])
+    if (xdg && xdg[0] == '/') /* the XDG spec: a relative path is invalid and ignored */
         return (size_t)snprintf(buf, len, "%s/kgen/tune.db", xdg) < len ? 0 : -1;
     const char *home = getenv("HOME");
     if (home && home[0])
@@ -325,8 +325,19 @@ kg_status kgi_db_open(const char *path, int flags, kgi_db **out, char *err, size
     snprintf(db->path, sizeof db->path, "%s", path);
     if (!readonly && (flags & KGI_DB_CREATE) && make_parent_dirs(path, err, errlen) != 0)
         goto fail;
-    int oflags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | ((flags & KGI_DB_CREATE) ? SQLITE_OPEN_CREATE : 0);
-    if (sqlite3_open_v2(path, &db->h, oflags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+    /* A reader opens the file read-write where it may (and refuses every
+     * write with query_only below): in WAL mode only a connection that may
+     * write removes the -wal and -shm files when it is the last to close, so
+     * a truly read-only connection would leave them behind. A file it may
+     * not write is opened read-only. */
+    int oflags = SQLITE_OPEN_READWRITE | ((!readonly && (flags & KGI_DB_CREATE)) ? SQLITE_OPEN_CREATE : 0);
+    int rc = sqlite3_open_v2(path, &db->h, oflags | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK && readonly && db->h) {
+        sqlite3_close(db->h);
+        db->h = NULL;
+        rc = sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+    }
+    if (rc != SQLITE_OK) {
         snprintf(err, errlen, "cannot open tuning database '%s': %s", path,
                  db->h ? sqlite3_errmsg(db->h) : "out of memory");
         goto fail;
@@ -382,6 +393,8 @@ kg_status kgi_db_open(const char *path, int flags, kgi_db **out, char *err, size
                       exec_sql(db, FINAL_SCHEMA, err, errlen) != 0))
         goto fail;
     if (prepare_statements(db, readonly, err, errlen) != 0)
+        goto fail;
+    if (readonly && exec_sql(db, "PRAGMA query_only=1;", err, errlen) != 0)
         goto fail;
     *out = db;
     return KG_OK;

@@ -93,6 +93,11 @@ static int valid_module_name(const char *name)
     return 1;
 }
 
+int kgi_template_name_valid(const char *name)
+{
+    return valid_module_name(name) && strncmp(name, "lib.", 4) != 0;
+}
+
 /* Gives the function at the top of the stack a fresh environment whose
  * reads fall through to the read-only globals: a module's globals stay its
  * own. */
