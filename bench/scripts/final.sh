@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2086,SC2129 # a record of a GPU session: paths have no spaces, option lists split on purpose
 # The recorded run on the GPU: kgen tune (narrowed to the harness rounds'
 # region, bench/scripts/tune-groups.txt), then kgen-bench with kg_matmul
 # reading that database (and again with KGEN_OVERLAP=0), kg_matmul's defaults,
@@ -7,7 +8,7 @@
 # so that each fits one 10-minute call of the device machine.
 # Usage: bench/scripts/final.sh BUILD_DIR OUT_DIR CSV_NAME [all|tune|tests]
 B=$1; O=$2; CSV=$3; PART=${4:-all}
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 export KGEN_CACHE_DIR=$PWD/$B/kcache
 DB=/tmp/kgen-tune.db
 if [ "$PART" != tests ]; then

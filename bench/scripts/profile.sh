@@ -1,9 +1,10 @@
 #!/bin/bash
+# shellcheck disable=SC2086,SC2129,SC2012 # a record of a GPU session: paths have no spaces, option lists split on purpose
 # Source-level stall sampling (ncu) of kgen's 128x256 register-prefetch kernel and of
 # cuBLAS's kernel at 4096^3, as CSV source pages for bench/tools/ncu_stalls.py.
 # Usage: bench/scripts/profile.sh BUILD_DIR OUT_DIR
 B=${1:-build-final}; O=$2
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 export HOME=/tmp/home KGEN_CACHE_DIR=/tmp/kgen-cache; mkdir -p $HOME
 N=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 echo "ncu: $N"; $N --version | tail -1

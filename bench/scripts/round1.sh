@@ -1,8 +1,9 @@
 #!/bin/bash
+# shellcheck disable=SC2086,SC2129 # a record of a GPU session: paths have no spaces, option lists split on purpose
 # Round 1 on the GPU: device facts, correctness of every path, then timings.
 # Usage: bench/scripts/round1.sh BUILD_DIR OUT_DIR
 B=$1; O=$2; H=$B/bench/kgen-harness
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 nvidia-smi --query-gpu=name,clocks.max.sm,clocks.sm,clocks.max.mem,power.limit,temperature.gpu --format=csv > $O/facts.txt 2>&1
 $H --info >> $O/facts.txt 2>&1
 $H --configs bench/configs/r1-correct.txt --shapes bench/configs/r1-correct-shapes.txt --alpha 1.5 --beta -0.75 --samples 1 --min-ms 0 > $O/correct.txt 2>&1

@@ -1,10 +1,11 @@
 #!/bin/bash
+# shellcheck disable=SC2086,SC2129 # a record of a GPU session: paths have no spaces, option lists split on purpose
 # Round 10 on the GPU: B through cp.async inside the register-prefetch
 # pipeline (ba=1) against the kernels the shapes run now; the GPU test of
 # matmul_warp (with ba configurations); compute-sanitizer on ba kernels.
 # Usage: bench/scripts/round10.sh BUILD_DIR OUT_DIR
 B=$1; O=$2
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 export KGEN_CACHE_DIR=/tmp/kgen-cache HOME=/tmp/home
 mkdir -p $HOME
 H=$B/bench/kgen-harness

@@ -1,11 +1,12 @@
 #!/bin/bash
+# shellcheck disable=SC2086,SC2129 # a record of a GPU session: paths have no spaces, option lists split on purpose
 # Round 11 on the GPU (fifth session): pred=1 and the even split of edge
 # vectors against pred=0 and against the fourth session's template (its
 # files in BUILD_DIR/old-templates, taken from git); the GPU test of
 # matmul_warp (with pred configurations); compute-sanitizer on pred kernels.
 # Usage: bench/scripts/round11.sh BUILD_DIR OUT_DIR
 B=$1; O=$2
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 export KGEN_CACHE_DIR=/tmp/kgen-cache HOME=/tmp/home
 mkdir -p $HOME
 H=$B/bench/kgen-harness

@@ -1,9 +1,10 @@
 #!/bin/bash
+# shellcheck disable=SC2086,SC2129 # a record of a GPU session: paths have no spaces, option lists split on purpose
 # Round 12 on the GPU (fifth session): the rolled loop over a tile's values
 # of k (ku) on the odd and square shapes' kernels.
 # Usage: bench/scripts/round12.sh BUILD_DIR OUT_DIR
 B=$1; O=$2
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 export KGEN_CACHE_DIR=/tmp/kgen-cache HOME=/tmp/home
 mkdir -p $HOME
 H=$B/bench/kgen-harness

@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2086,SC2129 # a record of a GPU session: paths have no spaces, option lists split on purpose
 # Rounds 17-19 on the GPU (sixth session): packed operands for the odd shapes.
 #  17: the 16-byte kernels on lda, ldb padded to multiples of 4 (harness
 #      --ld-multiple 4) against the single-float winners on the callers'
@@ -9,7 +10,7 @@
 #      template kept B's loads early (bench/NOTES.md technique 29).
 # Usage: bench/scripts/round17.sh BUILD_DIR OUT_DIR
 B=$1; O=$2
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 export KGEN_CACHE_DIR=/tmp/kgen-cache HOME=/tmp/home
 mkdir -p $HOME
 S=bench/configs/r17-shapes.txt

@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2086,SC2129 # a record of a GPU session: paths have no spaces, option lists split on purpose
 # Rounds 20-23 on the GPU (seventh session), kgen-bench --config through
 # libkgen's launcher (packing and beta passes included), bench/NOTES.md
 # techniques 30 and 31:
@@ -11,7 +12,7 @@
 #  23: raster, pred, red and a 256x128 tile for the packed stream-K kernel.
 # Usage: bench/scripts/round20.sh BUILD_DIR OUT_DIR
 B=$1; O=$2
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 export KGEN_CACHE_DIR=/tmp/kgen-cache HOME=/tmp/home
 mkdir -p $HOME
 printf "odd1000 1000 1000 1000\nsq4096 4096 4096 4096\nsq8192 8192 8192 8192\n" > $O/al.txt

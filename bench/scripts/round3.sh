@@ -1,9 +1,10 @@
 #!/bin/bash
+# shellcheck disable=SC2086,SC2129 # a record of a GPU session: paths have no spaces, option lists split on purpose
 # Round 3 on the GPU: correctness of every path again (the copies changed),
 # 64 x 64 warp tiles, split-K and unaligned shapes, and stall reasons.
 # Usage: bench/scripts/round3.sh BUILD_DIR OUT_DIR
 B=$1; O=$2; H=$B/bench/kgen-harness
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 C=bench/configs
 { $H --configs $C/r1-correct.txt --shapes $C/r1-correct-shapes.txt --alpha 1.5 --beta -0.75 --samples 1 --min-ms 0; echo "rc=$?";
   $H --configs $C/r1-correct.txt --shapes $C/r1-correct-shapes.txt --samples 1 --min-ms 0; echo "rc=$?"; } > $O/correct.txt 2>&1

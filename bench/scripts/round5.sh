@@ -1,11 +1,12 @@
 #!/bin/bash
+# shellcheck disable=SC2086,SC2129 # a record of a GPU session: paths have no spaces, option lists split on purpose
 # Round 5 on the GPU: warp groups along K (wk) against split-K (odd1000,
 # smallM, bigK, sq1024); 16-byte-copy kernels on odd4095 / odd3001 with
 # lda and ldb padded to multiples of 4 (what packing would give) against
 # the single-float winners; the cost of packing (a pitched copy).
 # Usage: bench/scripts/round5.sh BUILD_DIR OUT_DIR
 B=$1; O=$2
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 export KGEN_CACHE_DIR=/tmp/kgen-cache HOME=/tmp/home
 H=$B/bench/kgen-harness
 nvidia-smi --query-gpu=name,clocks.max.sm,clocks.sm,power.limit,temperature.gpu,driver_version --format=csv > $O/facts.txt 2>&1

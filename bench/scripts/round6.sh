@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2086,SC2129 # a record of a GPU session: paths have no spaces, option lists split on purpose
 # Round 6 on the GPU: tile shapes for the odd shapes' waves (r6-odd.txt on
 # odd3001 / odd4095), 64 x 64 warp tiles split along K for odd1000
 # (r6-1000.txt), and compute-sanitizer (racecheck, memcheck) on kernels
@@ -6,7 +7,7 @@
 # shared memory.
 # Usage: bench/scripts/round6.sh BUILD_DIR OUT_DIR
 B=$1; O=$2
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 export KGEN_CACHE_DIR=/tmp/kgen-cache HOME=/tmp/home
 H=$B/bench/kgen-harness
 timeout 200 $H --configs bench/configs/r6-odd.txt --shapes bench/configs/r6-shapes-odd.txt --csv $O/r6a-odd.csv > $O/r6a.txt 2>&1; echo "r6a rc=$?"

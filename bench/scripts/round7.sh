@@ -1,11 +1,12 @@
 #!/bin/bash
+# shellcheck disable=SC2086,SC2129 # a record of a GPU session: paths have no spaces, option lists split on purpose
 # Round 7 on the GPU: mid=1 (the next tile's copies halfway through the
 # multiplication) against mid=0 for each shape's winner; the GPU test of
 # matmul_warp (with wk and mid configurations); compute-sanitizer on the
 # kernels with warp groups along K (shapes their vector loads admit).
 # Usage: bench/scripts/round7.sh BUILD_DIR OUT_DIR
 B=$1; O=$2
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 export KGEN_CACHE_DIR=/tmp/kgen-cache HOME=/tmp/home
 H=$B/bench/kgen-harness
 { timeout 150 $B/tests/bench/test_warp_gpu; echo "test_warp_gpu rc=$?"; } > $O/tests.txt 2>&1

@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2086,SC2129 # a record of a GPU session: paths have no spaces, option lists split on purpose
 # Round 8 on the GPU: split-K's beta pass overlapped with the main kernel
 # (programmatic dependent launch) against one after the other, in the
 # harness (--overlap 1 / 0, same process per setting) and in kgen-bench
@@ -6,7 +7,7 @@
 # the GPU tests; compute-sanitizer on overlapped split-K and stream-K.
 # Usage: bench/scripts/round8.sh BUILD_DIR OUT_DIR
 B=$1; O=$2
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 export KGEN_CACHE_DIR=/tmp/kgen-cache HOME=/tmp/home
 mkdir -p $HOME
 H=$B/bench/kgen-harness

@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2086,SC2129 # a record of a GPU session: paths have no spaces, option lists split on purpose
 # compute-sanitizer (racecheck, memcheck, synccheck) on matmul_warp
 # configurations through `kgen run`, alpha 1.5 and beta -0.5, on one shape;
 # one "TOOL [CONFIG] rc=N" line each (rc 0: clean and correct).

@@ -24,15 +24,15 @@ run "$kgen" db list
 [ "$rc" -eq 0 ] || fail "db list with no database: exit $rc: $out"
 grep -q "no tuning database yet" <<< "$out" || fail "db list with no database: $out"
 run "$kgen" db show
-[ "$rc" -eq 0 ] && grep -q "no tuning database yet" <<< "$out" || fail "db show with no database: $rc $out"
+{ [ "$rc" -eq 0 ] && grep -q "no tuning database yet" <<< "$out"; } || fail "db show with no database: $rc $out"
 run "$kgen" db export
-[ "$rc" -eq 1 ] && grep -q "no tuning database" <<< "$out" || fail "db export with no database: $rc $out"
+{ [ "$rc" -eq 1 ] && grep -q "no tuning database" <<< "$out"; } || fail "db export with no database: $rc $out"
 [ ! -e "$HOME" ] || fail "reading a missing database created $HOME"
 
 # A relative XDG_DATA_HOME is ignored (XDG base directory spec).
 run env XDG_DATA_HOME=rel "$kgen" db list
 grep -q "$HOME/.local/share/kgen/tune.db" <<< "$out" || fail "relative XDG_DATA_HOME used: $out"
-run env XDG_DATA_HOME=$d/xdg "$kgen" db list
+run env XDG_DATA_HOME="$d/xdg" "$kgen" db list
 grep -q "$d/xdg/kgen/tune.db" <<< "$out" || fail "absolute XDG_DATA_HOME not used: $out"
 
 # A good file imports (the control for the rejections below).
@@ -57,12 +57,12 @@ printf 'dev\001\033[31mice,x\n1,2\n' > t4.csv
 check_rejected header t4.csv "unknown column 'dev\\\\x01\\\\x1B\[31mice'"
 grep -q $'\033' <<< "$out" && fail "raw escape bytes echoed: $out"
 run "$kgen" db merge --db new/sub/m.db good.csv
-[ "$rc" -eq 1 ] && [ ! -e new ] || fail "a failed merge: exit $rc, created: $(find new 2> /dev/null)"
+{ [ "$rc" -eq 1 ] && [ ! -e new ]; } || fail "a failed merge: exit $rc, created: $(find new 2> /dev/null)"
 
 # An existing database is not changed by a failed import.
 cp ok.db before.db
 run "$kgen" db import --db ok.db t1.csv
-[ "$rc" -eq 1 ] && cmp -s ok.db before.db || fail "a failed import changed the database"
+{ [ "$rc" -eq 1 ] && cmp -s ok.db before.db; } || fail "a failed import changed the database"
 
 # A UTF-8 byte-order mark (as spreadsheets write) is accepted.
 { printf '\357\273\277'; echo "$header"; row BOM matmul 0; } > bom.csv
@@ -72,13 +72,13 @@ run "$kgen" db import --db ok.db bom.csv
 # Merging a database into itself: at once, with a clear message.
 start=$(date +%s)
 run "$kgen" db merge --db ok.db ./ok.db
-[ "$rc" -eq 1 ] && grep -q "into itself" <<< "$out" || fail "merge into itself: exit $rc: $out"
-[ $(($(date +%s) - start)) -lt 10 ] || fail "merge into itself waited"
+{ [ "$rc" -eq 1 ] && grep -q "into itself" <<< "$out"; } || fail "merge into itself: exit $rc: $out"
+[ "$(($(date +%s) - start))" -lt 10 ] || fail "merge into itself waited"
 
 # Commands that only read leave no -wal or -shm file.
 rm -f ok.db-wal ok.db-shm
 for cmd in list show export; do
     "$kgen" db "$cmd" --db ok.db > /dev/null 2>&1 || fail "db $cmd failed"
-    [ ! -e ok.db-wal ] && [ ! -e ok.db-shm ] || fail "db $cmd left $(ls ok.db-*)"
+    { [ ! -e ok.db-wal ] && [ ! -e ok.db-shm ]; } || fail "db $cmd left $(ls ok.db-*)"
 done
 echo "db_test: ok"

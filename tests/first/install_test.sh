@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2046 # pkg-config's flags are meant to be split
 # `cmake --install` into a fresh prefix, then programs built against the
 # installed tree both ways a user would: find_package(kgen) and pkg-config,
 # each with the shared and the static library, and examples/matmul_example.c.
