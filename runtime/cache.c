@@ -317,6 +317,30 @@ static void encode_header(unsigned char *h, unsigned long long key, unsigned lon
     put64(h + 120, kgi_hash(h, 120, KGI_HASH_SEED));
 }
 
+int kgi_cache_entry_parse(const unsigned char *buf, size_t len, unsigned long long key, unsigned long long check,
+                          kg_compile_info *info)
+{
+    if (len < HDR_SIZE)
+        return -1;
+    const unsigned char *h = buf;
+    uint64_t size = get64(h + 32);
+    if (!(memcmp(h, MAGIC, 8) == 0 && get32(h + 8) == KGI_CACHE_FORMAT && get32(h + 12) == HDR_SIZE &&
+          get64(h + 120) == kgi_hash(h, 120, KGI_HASH_SEED) && get64(h + 16) == key && get64(h + 24) == check &&
+          size == (uint64_t)len - HDR_SIZE && size > 0 &&
+          get64(h + 40) == kgi_hash(h + HDR_SIZE, (size_t)size, KGI_HASH_SEED)))
+        return -1;
+    memset(info, 0, sizeof *info);
+    info->registers = (int)get32(h + 48);
+    info->spill_stores = (int)get32(h + 52);
+    info->spill_loads = (int)get32(h + 56);
+    info->stack_bytes = (int)get32(h + 60);
+    info->smem_static = (size_t)get64(h + 64);
+    memcpy(info->arch, h + 80, sizeof info->arch < 16 ? sizeof info->arch : 16);
+    info->arch[sizeof info->arch - 1] = '\0';
+    info->cubin_size = (size_t)size;
+    return 0;
+}
+
 /* Reads and checks the entry for `key`; 1 on a hit (e filled), 0 on a miss.
  * A damaged file is deleted. */
 static int disk_load(struct kgi_cache *c, unsigned long long key, unsigned long long check, entry *e)
@@ -344,14 +368,8 @@ static int disk_load(struct kgi_cache *c, unsigned long long key, unsigned long 
         }
     }
     close(fd);
-    if (ok) {
-        const unsigned char *h = buf;
-        uint64_t size = get64(h + 32);
-        ok = memcmp(h, MAGIC, 8) == 0 && get32(h + 8) == KGI_CACHE_FORMAT && get32(h + 12) == HDR_SIZE &&
-             get64(h + 120) == kgi_hash(h, 120, KGI_HASH_SEED) && get64(h + 16) == key &&
-             get64(h + 24) == check && size == (uint64_t)sb.st_size - HDR_SIZE && size > 0 &&
-             get64(h + 40) == kgi_hash(h + HDR_SIZE, (size_t)size, KGI_HASH_SEED);
-    }
+    if (ok)
+        ok = kgi_cache_entry_parse(buf, (size_t)sb.st_size, key, check, &e->info) == 0;
     if (!ok) {
         /* Damaged: remove it so it is rebuilt, unless a writer has renamed a
          * new file into its place since we opened it. */
@@ -361,17 +379,7 @@ static int disk_load(struct kgi_cache *c, unsigned long long key, unsigned long 
         free(buf);
         return 0;
     }
-    const unsigned char *h = buf;
-    memset(e, 0, sizeof *e);
-    e->size = (size_t)get64(h + 32);
-    e->info.registers = (int)get32(h + 48);
-    e->info.spill_stores = (int)get32(h + 52);
-    e->info.spill_loads = (int)get32(h + 56);
-    e->info.stack_bytes = (int)get32(h + 60);
-    e->info.smem_static = (size_t)get64(h + 64);
-    memcpy(e->info.arch, h + 80, sizeof e->info.arch < 16 ? sizeof e->info.arch : 16);
-    e->info.arch[sizeof e->info.arch - 1] = '\0';
-    e->info.cubin_size = e->size;
+    e->size = e->info.cubin_size;
     /* the payload moves to the front: the entry owns one allocation */
     memmove(buf, buf + HDR_SIZE, e->size);
     e->cubin = buf;
