@@ -16,11 +16,19 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 [ -s "$d/want.cu" ] || fail "-o - wrote nothing to standard output"
 
 # A character device. As root, a private null device (mknod) so that a
-# broken writer cannot replace the system's /dev/null; otherwise /dev/null.
+# broken writer cannot replace the system's /dev/null; a user cannot replace
+# /dev/null, so a user writes to it. (Root without CAP_MKNOD: no device case.)
 node=/dev/null
-if [ "$(id -u)" -eq 0 ] && mknod "$d/node" c 1 3 2> /dev/null; then node=$d/node; fi
-"$kgen" --tile 16 -o "$node" || fail "-o $node failed"
-[ -c "$node" ] || fail "-o $node replaced the character device"
+if [ "$(id -u)" -eq 0 ]; then
+    node=
+    mknod "$d/node" c 1 3 2> /dev/null && node=$d/node
+fi
+if [ -n "$node" ]; then
+    "$kgen" --tile 16 -o "$node" || fail "-o $node failed"
+    [ -c "$node" ] || fail "-o $node replaced the character device"
+else
+    echo "output_test: root without mknod: the character-device case is left out"
+fi
 
 # /dev/stdout through a pipe.
 "$kgen" --tile 16 -o /dev/stdout | cat > "$d/stdout.cu"
@@ -69,6 +77,15 @@ if "$kgen" --tile 33 -o "$d/keep.cu" 2> /dev/null; then fail "--tile 33 succeede
 [ -s "$d/want.csv" ] || fail "db export -o - wrote nothing"
 "$kgen" db export --db "$d/t.db" -o /dev/stdout | cat > "$d/got.csv"
 cmp -s "$d/want.csv" "$d/got.csv" || fail "db export -o /dev/stdout differs from -o -"
-"$kgen" db export --db "$d/t.db" -o "$node" 2> /dev/null || fail "db export -o $node failed"
-[ -c "$node" ] || fail "db export -o $node replaced the device"
+if [ -n "$node" ]; then
+    "$kgen" db export --db "$d/t.db" -o "$node" 2> /dev/null || fail "db export -o $node failed"
+    [ -c "$node" ] || fail "db export -o $node replaced the device"
+fi
+mkfifo "$d/dbfifo"
+cat "$d/dbfifo" > "$d/fifo.csv" &
+reader=$!
+timeout 20 "$kgen" db export --db "$d/t.db" -o "$d/dbfifo" 2> /dev/null || fail "db export -o FIFO failed"
+wait "$reader"
+reader=
+cmp -s "$d/want.csv" "$d/fifo.csv" || fail "db export -o FIFO: the reader did not get the rows"
 echo "output_test: ok"
