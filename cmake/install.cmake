@@ -16,6 +16,9 @@ find_library(KGEN_LUA_SHARED NAMES lua5.4 lua54 NAMES_PER_DIR)
 find_library(KGEN_SQLITE_SHARED NAMES sqlite3)
 get_target_property(_kgen_sources kgen_lib SOURCES)
 add_library(kgen_shared SHARED ${_kgen_sources})
+# after kgen_lib, whose rule generates embedded_templates.c: two targets
+# running the same custom command in parallel would race on its output
+add_dependencies(kgen_shared kgen_lib)
 set_target_properties(kgen_shared PROPERTIES OUTPUT_NAME kgen VERSION ${PROJECT_VERSION}
   SOVERSION ${PROJECT_VERSION_MAJOR} INSTALL_RPATH "${CUDAToolkit_LIBRARY_DIR}"
   LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/kgen.map)
