@@ -15,6 +15,7 @@
 
 #include "autotune/space.h"
 #include "embedded.h"
+#include "gen/config.h"
 
 #define MAX_VALUES 64
 
@@ -66,14 +67,6 @@ void kgi_space_free(kgi_space *sp)
 
 /* ------------------------------------------------------------ templates */
 
-static double num_field(lua_State *L, int idx, const char *name)
-{
-    lua_getfield(L, idx, name);
-    double v = lua_isnumber(L, -1) ? lua_tonumber(L, -1) : 0.0;
-    lua_pop(L, 1);
-    return v;
-}
-
 /* Calls resources(cfg) for a checked configuration. */
 static kg_status read_resources(kgi_host *h, const char *tmpl, const char *config, kgi_res *r, char *err,
                                 size_t errlen)
@@ -93,19 +86,8 @@ static kg_status read_resources(kgi_host *h, const char *tmpl, const char *confi
         lua_settop(L, top);
         return st;
     }
-    if (lua_istable(L, -1)) {
-        r->threads = (int)num_field(L, -1, "threads");
-        r->smem = (long)(num_field(L, -1, "smem_static") + num_field(L, -1, "smem_dynamic"));
-        r->outputs = (int)num_field(L, -1, "outputs_per_thread");
-        r->loads_a = num_field(L, -1, "loads_a");
-        r->loads_b = num_field(L, -1, "loads_b");
-        r->flops_per_phase = num_field(L, -1, "flops_per_phase");
-        if (lua_getfield(L, -1, "tile") == LUA_TTABLE) {
-            r->tile_m = (int)num_field(L, -1, "m");
-            r->tile_n = (int)num_field(L, -1, "n");
-            r->tile_k = (int)num_field(L, -1, "k");
-        }
-    }
+    if (lua_istable(L, -1))
+        kgi_res_read(L, lua_gettop(L), r);
     lua_settop(L, top);
     return KG_OK;
 }
@@ -152,67 +134,43 @@ static int template_index(kgi_space *sp, kgi_host *h, const char *tmpl, char *er
 /* Finds `name=v1,v2` in a space text ("bm=64,128 tm=4"); fills d. */
 static int text_values(const char *text, const char *name, dim *d, char *err, size_t errlen)
 {
-    size_t nlen = strlen(name);
-    for (const char *p = text; p && *p;) {
-        p += strspn(p, " \t\n");
-        size_t len = strcspn(p, " \t\n");
-        if (len > nlen && strncmp(p, name, nlen) == 0 && p[nlen] == '=') {
-            d->n = 0;
-            const char *v = p + nlen + 1, *end = p + len;
-            while (v <= end) {
-                size_t vl = strcspn(v, ",");
-                if (v + vl > end)
-                    vl = (size_t)(end - v);
-                if (vl == 0 || vl >= sizeof d->value[0] || d->n == MAX_VALUES) {
-                    snprintf(err, errlen, "%s: bad value list '%.*s'", name, (int)len, p);
-                    return -1;
-                }
-                snprintf(d->value[d->n++], sizeof d->value[0], "%.*s", (int)vl, v);
-                v += vl + 1;
-            }
-            return 1;
+    kgi_config c;
+    if (kgi_config_parse(&c, text, err, errlen) != 0)
+        return -1;
+    const char *list = kgi_config_get(&c, name);
+    if (!list)
+        return 0;
+    d->n = 0;
+    for (const char *v = list;; v += strcspn(v, ",") + 1) {
+        size_t vl = strcspn(v, ",");
+        if (vl == 0 || vl >= sizeof d->value[0] || d->n == MAX_VALUES) {
+            snprintf(err, errlen, "%s: bad value list '%s'", name, list);
+            return -1;
         }
-        p += len;
+        snprintf(d->value[d->n++], sizeof d->value[0], "%.*s", (int)vl, v);
+        if (!v[vl])
+            return 1;
     }
-    return 0;
 }
 
 kg_status kgi_space_check_override(kgi_host *h, const char *const *tmpls, int ntmpl, const char *override,
                                    char *err, size_t errlen)
 {
-    lua_State *L = kgi_host_lua(h);
-    for (const char *p = override; p && *p;) {
-        p += strspn(p, " \t\n");
-        size_t len = strcspn(p, " \t\n");
-        if (!len)
-            break;
-        const char *eq = memchr(p, '=', len);
-        if (!eq || eq == p || eq + 1 == p + len) {
-            snprintf(err, errlen, "--space: '%.*s' is not of the form name=v1,v2,...", (int)len, p);
-            return KG_ERR_CONFIG;
-        }
-        char name[64];
-        snprintf(name, sizeof name, "%.*s", (int)(eq - p), p);
+    kgi_config c;
+    char why[256];
+    if (kgi_config_parse(&c, override, why, sizeof why) != 0) {
+        snprintf(err, errlen, "--space: %s", why);
+        return KG_ERR_CONFIG;
+    }
+    for (int p = 0; p < c.n; p++) {
         int found = 0;
-        for (int i = 0; i < ntmpl && !found; i++) {
-            int top = lua_gettop(L);
-            if (kgi_host_push_template(h, tmpls[i], err, errlen) != KG_OK)
+        for (int i = 0; i < ntmpl && !found; i++)
+            if (kgi_host_has_param(h, tmpls[i], c.param[p].name, &found, err, errlen) != KG_OK)
                 return KG_ERR_CONFIG;
-            lua_getfield(L, -1, "params");
-            lua_Integer np = luaL_len(L, -1);
-            for (lua_Integer j = 1; j <= np && !found; j++) {
-                lua_geti(L, -1, j);
-                lua_getfield(L, -1, "name");
-                found = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), name) == 0;
-                lua_pop(L, 2);
-            }
-            lua_settop(L, top);
-        }
         if (!found) {
-            snprintf(err, errlen, "--space: no template being tuned has a parameter '%s'", name);
+            snprintf(err, errlen, "--space: no template being tuned has a parameter '%s'", c.param[p].name);
             return KG_ERR_CONFIG;
         }
-        p += len;
     }
     return KG_OK;
 }
@@ -349,25 +307,6 @@ kg_status kgi_space_add_config(kgi_space *sp, kgi_host *h, const char *tmpl, con
 
 /* ------------------------------------------------------------ coordinates */
 
-/* The i-th "name=value" token's value in a canonical configuration. */
-static int token_value(const char *config, int i, char *out, size_t len)
-{
-    const char *p = config;
-    for (int t = 0; t < i && p; t++) {
-        p = strchr(p, ' ');
-        if (p)
-            p++;
-    }
-    if (!p)
-        return -1;
-    const char *eq = strchr(p, '=');
-    if (!eq)
-        return -1;
-    size_t n = strcspn(eq + 1, " ");
-    snprintf(out, len, "%.*s", (int)n, eq + 1);
-    return 0;
-}
-
 static int is_int(const char *s)
 {
     char *end;
@@ -401,7 +340,7 @@ kg_status kgi_space_finalize(kgi_space *sp)
         for (int p = 0; p < t->nparams; p++) {
             int nv = 0;
             for (int c = 0; c < sp->n; c++) {
-                if (sp->cand[c].tmpl != ti || token_value(sp->cand[c].config, p, vals[nv], sizeof vals[0]) != 0)
+                if (sp->cand[c].tmpl != ti || kgi_config_text_get(sp->cand[c].config, t->param[p], vals[nv], sizeof vals[0]) != 0)
                     continue;
                 int dup = 0;
                 for (int j = 0; j < nv && !dup; j++)
@@ -413,7 +352,7 @@ kg_status kgi_space_finalize(kgi_space *sp)
             t->nvalues[p] = nv;
             for (int c = 0; c < sp->n; c++) {
                 char v[32];
-                if (sp->cand[c].tmpl != ti || token_value(sp->cand[c].config, p, v, sizeof v) != 0)
+                if (sp->cand[c].tmpl != ti || kgi_config_text_get(sp->cand[c].config, t->param[p], v, sizeof v) != 0)
                     continue;
                 for (int j = 0; j < nv; j++)
                     if (strcmp(vals[j], v) == 0)

@@ -10,10 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <lauxlib.h>
-#include <lua.h>
-
 #include "cli.h"
+#include "gen/config.h"
 #include "runtime/internal.h"
 
 int kgc_int(const char *opt, const char *text, long lo, long hi, long *out)
@@ -46,76 +44,70 @@ int kgc_report(kg_context *ctx, kg_status st, const char *what)
     return (st == KG_ERR_CONFIG || st == KG_ERR_INVALID_ARG) ? KGC_USAGE : KGC_FAIL;
 }
 
-int kgc_open(kg_context **ctx, int device, const kgc_args *args)
+/* Points the context at the template directory and architecture the
+ * options chose. Reports and returns an exit code != 0 on failure. */
+static int apply_args(kg_context *ctx, const kgc_args *args)
 {
-    kg_status st = kg_context_open(ctx, device);
-    if (st != KG_OK) {
-        int rc = kgc_report(*ctx, st, device == KG_DEVICE_NONE ? "context" : "device");
-        kg_context_close(*ctx);
-        *ctx = NULL;
-        return rc;
+    if (args->arch) {
+        kg_status st = kg_set_arch(ctx, args->arch);
+        if (st != KG_OK)
+            return kgc_report(ctx, st, "--arch");
     }
-    (void)args;
+    if (args->template_dir)
+        kg_set_template_path(ctx, args->template_dir);
     return KGC_OK;
 }
 
-/* One name=value item of the configuration and where it came from. */
-typedef struct item {
-    char name[64];
-    char value[64];
-    char from[96];
-} item;
+int kgc_open(kg_context **ctx, int device, const kgc_args *args)
+{
+    kg_status st = kg_context_open(ctx, device);
+    int rc = st == KG_OK ? KGC_OK : kgc_report(*ctx, st, device == KG_DEVICE_NONE ? "context" : "device");
+    if (rc == KGC_OK && args)
+        rc = apply_args(*ctx, args);
+    if (rc != KGC_OK) {
+        kg_context_close(*ctx);
+        *ctx = NULL;
+    }
+    return rc;
+}
 
+/* The configuration the options build, and where each of its items came
+ * from (from[i] for cfg->param[i]), for the message when one is repeated. */
 typedef struct items {
-    item v[128];
-    int n;
+    kgi_config cfg;
+    char from[KGI_CONFIG_MAX][96];
 } items;
 
-static int add_item(items *it, const char *name, size_t nlen, const char *value, size_t vlen, const char *from)
+/* `from` says where the item came from ("--tile 32"), `opt` which option
+ * gave its value ("--tile"). */
+static int add_item(items *it, const char *name, const char *value, const char *from, const char *opt)
 {
-    for (int i = 0; i < it->n; i++) {
-        if (strlen(it->v[i].name) == nlen && strncmp(it->v[i].name, name, nlen) == 0) {
-            fprintf(stderr, "kgen: %.*s given twice (%s and %s)\n", (int)nlen, name, it->v[i].from, from);
-            return -1;
-        }
-    }
-    if (it->n == (int)(sizeof it->v / sizeof *it->v) || nlen >= sizeof it->v[0].name ||
-        vlen >= sizeof it->v[0].value) {
-        fprintf(stderr, "kgen: %s: parameter name or value too long\n", from);
+    int i = kgi_config_find(&it->cfg, name);
+    if (i >= 0) {
+        fprintf(stderr, "kgen: %s given twice (%s and %s)\n", name, it->from[i], from);
         return -1;
     }
-    item *x = &it->v[it->n++];
-    snprintf(x->name, sizeof x->name, "%.*s", (int)nlen, name);
-    snprintf(x->value, sizeof x->value, "%.*s", (int)vlen, value);
-    snprintf(x->from, sizeof x->from, "%s", from);
+    char err[256];
+    if (kgi_config_set(&it->cfg, name, value, err, sizeof err) != 0) {
+        size_t n = strlen(name); /* "bm: missing value" from --bm: "--bm: missing value" */
+        fprintf(stderr, "kgen: %s: %s\n", opt, strncmp(err, name, n) == 0 && err[n] == ':' ? err + n + 2 : err);
+        return -1;
+    }
+    snprintf(it->from[it->cfg.n - 1], sizeof it->from[0], "%s", from);
     return 0;
 }
 
-/* Whether the template declares a parameter called `name`. */
-static int has_param(lua_State *L, const char *name)
+/* Whether template `tmpl` declares a parameter `name` (NULL: only whether
+ * it loads); an exit code (reported) when it does not load. */
+static int has_param(kg_context *ctx, const char *tmpl, const char *name, int *has)
 {
-    /* the template's params table is at the top of the stack */
-    lua_Integer n = luaL_len(L, -1);
-    for (lua_Integer i = 1; i <= n; i++) {
-        lua_geti(L, -1, i);
-        lua_getfield(L, -1, "name");
-        int same = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), name) == 0;
-        lua_pop(L, 2);
-        if (same)
-            return 1;
+    char err[2048];
+    int st = kgi_host_has_param(ctx->host, tmpl, name, has, err, sizeof err);
+    if (st != KG_OK) {
+        fprintf(stderr, "kgen: %s\n", err);
+        return st == KG_ERR_CONFIG ? KGC_USAGE : KGC_FAIL;
     }
-    return 0;
-}
-
-/* A parameter's value is one token: no blanks, no '=' (it is pasted into
- * configuration text). */
-static int value_ok(const char *opt, const char *v)
-{
-    if (!v[0] || strpbrk(v, " \t\n=")) {
-        fprintf(stderr, "kgen: %s: bad value '%s'\n", opt, v);
-        return 0;
-    }
-    return 1;
+    return KGC_OK;
 }
 
 /* "-x", "--name": an option, so not the value of the one before it; "-4"
@@ -227,9 +219,6 @@ int kgc_parse(kg_context *ctx, int argc, char **argv, const kgc_opt *own, int ma
         if (kgc_int(label, num, 10, 1000, &sm) != 0)
             return KGC_USAGE;
         out->arch = (int)sm;
-        kg_status st = kg_set_arch(ctx, out->arch);
-        if (st != KG_OK)
-            return kgc_report(ctx, st, "--arch");
     }
     if (out->template_dir) {
         struct stat sb;
@@ -237,61 +226,44 @@ int kgc_parse(kg_context *ctx, int argc, char **argv, const kgc_opt *own, int ma
             fprintf(stderr, "kgen: --template-dir: '%s' is not a directory\n", out->template_dir);
             return KGC_USAGE;
         }
-        kg_set_template_path(ctx, out->template_dir);
     }
+    int rc = apply_args(ctx, out), has;
+    if (rc != KGC_OK || (rc = has_param(ctx, out->tmpl, NULL, &has)) != KGC_OK)
+        return rc;
 
     /* The template's parameter list decides which --NAME options exist. */
-    char err[2048];
-    lua_State *L = kgi_host_lua(ctx->host);
-    int top = lua_gettop(L);
-    kg_status st = kgi_host_push_template(ctx->host, out->tmpl, err, sizeof err);
-    if (st != KG_OK) {
-        fprintf(stderr, "kgen: %s\n", err);
-        return st == KG_ERR_CONFIG ? KGC_USAGE : KGC_FAIL;
-    }
-    lua_getfield(L, -1, "params");
-    items it = {.n = 0};
-    int rc = KGC_OK;
+    items it;
+    kgi_config_init(&it.cfg);
     if (config) {
-        for (const char *p = config; *p;) {
-            p += strspn(p, " \t\n");
-            if (!*p)
-                break;
-            size_t len = strcspn(p, " \t\n");
-            const char *eq = memchr(p, '=', len);
-            if (!eq || eq == p) {
-                fprintf(stderr, "kgen: --config: '%.*s' is not of the form name=value\n", (int)len, p);
-                rc = KGC_USAGE;
-                goto done;
-            }
+        kgi_config given;
+        char err[256];
+        if (kgi_config_parse(&given, config, err, sizeof err) != 0) {
+            fprintf(stderr, "kgen: --config: %s\n", err);
+            return KGC_USAGE;
+        }
+        for (int i = 0; i < given.n; i++) {
             char from[96];
-            snprintf(from, sizeof from, "--config %.*s", (int)(len < 60 ? len : 60), p);
-            if (add_item(&it, p, (size_t)(eq - p), eq + 1, len - (size_t)(eq - p) - 1, from) != 0) {
-                rc = KGC_USAGE;
-                goto done;
-            }
-            p += len;
+            snprintf(from, sizeof from, "--config %.30s=%.20s", given.param[i].name, given.param[i].value);
+            if (add_item(&it, given.param[i].name, given.param[i].value, from, "--config") != 0)
+                return KGC_USAGE;
         }
     }
     if (tile) {
         long t;
-        if (kgc_int("--tile", tile, 1, 512, &t) != 0) {
-            rc = KGC_USAGE;
-            goto done;
-        }
+        if (kgc_int("--tile", tile, 1, 512, &t) != 0)
+            return KGC_USAGE;
         static const char *const dims[] = {"bm", "bn", "bk"};
         char from[64];
         snprintf(from, sizeof from, "--tile %ld", t);
         for (int d = 0; d < 3; d++) {
-            if (!has_param(L, dims[d])) {
+            if ((rc = has_param(ctx, out->tmpl, dims[d], &has)) != KGC_OK)
+                return rc;
+            if (!has) {
                 fprintf(stderr, "kgen: --tile: template '%s' has no parameter %s\n", out->tmpl, dims[d]);
-                rc = KGC_USAGE;
-                goto done;
+                return KGC_USAGE;
             }
-            if (add_item(&it, dims[d], 2, tile, strlen(tile), from) != 0) {
-                rc = KGC_USAGE;
-                goto done;
-            }
+            if (add_item(&it, dims[d], tile, from, "--tile") != 0)
+                return KGC_USAGE;
         }
     }
     for (int i = 0; i < np; i++) {
@@ -299,46 +271,35 @@ int kgc_parse(kg_context *ctx, int argc, char **argv, const kgc_opt *own, int ma
         size_t nlen = strcspn(nm, "=");
         char nbuf[64];
         snprintf(nbuf, sizeof nbuf, "%.*s", (int)(nlen < 63 ? nlen : 63), nm);
-        if (!has_param(L, nbuf)) {
+        if ((rc = has_param(ctx, out->tmpl, nbuf, &has)) != KGC_OK)
+            return rc;
+        if (!has) {
             fprintf(stderr, "kgen: unknown option '--%s' (not an option of this command nor a parameter of template '%s'; see 'kgen params')\n",
                     nbuf, out->tmpl);
-            rc = KGC_USAGE;
-            goto done;
+            return KGC_USAGE;
         }
         char opt[80], from[96];
         snprintf(opt, sizeof opt, "--%s", nbuf);
-        snprintf(from, sizeof from, "--%s %s", nbuf, pval[i]);
-        if (!value_ok(opt, pval[i]) || add_item(&it, nbuf, strlen(nbuf), pval[i], strlen(pval[i]), from) != 0) {
-            rc = KGC_USAGE;
-            goto done;
-        }
+        snprintf(from, sizeof from, "--%.50s %.40s", nbuf, pval[i]);
+        if (add_item(&it, nbuf, pval[i], from, opt) != 0)
+            return KGC_USAGE;
     }
     /* --tile T means one output per thread unless tm/tn are given. */
     if (tile) {
         static const char *const reg[] = {"tm", "tn"};
         for (int d = 0; d < 2; d++) {
-            int given = 0;
-            for (int i = 0; i < it.n; i++)
-                given |= strcmp(it.v[i].name, reg[d]) == 0;
-            if (!given && has_param(L, reg[d]))
-                add_item(&it, reg[d], 2, "1", 1, "--tile");
+            if ((rc = has_param(ctx, out->tmpl, reg[d], &has)) != KGC_OK)
+                return rc;
+            if (has && kgi_config_find(&it.cfg, reg[d]) < 0 && add_item(&it, reg[d], "1", "--tile", "--tile") != 0)
+                return KGC_USAGE;
         }
     }
-    out->nparam = it.n;
-    size_t used = 0;
-    for (int i = 0; i < it.n; i++) {
-        int w = snprintf(out->config + used, sizeof out->config - used, "%s%s=%s", i ? " " : "", it.v[i].name,
-                         it.v[i].value);
-        if (w < 0 || (size_t)w >= sizeof out->config - used) {
-            fprintf(stderr, "kgen: configuration too long\n");
-            rc = KGC_USAGE;
-            goto done;
-        }
-        used += (size_t)w;
+    out->nparam = it.cfg.n;
+    if (kgi_config_format(&it.cfg, out->config, sizeof out->config) != 0) {
+        fprintf(stderr, "kgen: configuration too long\n");
+        return KGC_USAGE;
     }
-done:
-    lua_settop(L, top);
-    return rc;
+    return KGC_OK;
 }
 
 /* Writes all of `len` bytes to fd; 0, or -1 with errno set. */

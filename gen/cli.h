@@ -50,8 +50,9 @@ int kgc_parse(kg_context *ctx, int argc, char **argv, const kgc_opt *own, int ma
 int kgc_report(kg_context *ctx, kg_status st, const char *what);
 
 /* Opens a context for a command: `device` as given (KG_DEVICE_NONE for CPU),
- * template path and arch from args. Reports and returns an exit code != 0
- * on failure (the context is closed then). */
+ * and, when args is not NULL, the template directory and --arch that
+ * kgc_parse read into it. Reports and returns an exit code != 0 on failure
+ * (the context is closed then). */
 int kgc_open(kg_context **ctx, int device, const kgc_args *args);
 
 /* Writes `len` bytes to `path` atomically (temporary file, then rename), or

@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "explain.h"
+#include "gen/config.h"
 
 #define DEFAULT_DIM 4096
 
@@ -114,15 +115,11 @@ static void compile_for_registers(kg_context *ctx, kgc_explain *x)
 /* The configuration text with pad=`pad` instead of its own value. */
 static int with_pad(const char *config, int pad, char *out, size_t len)
 {
-    const char *p = strstr(config, "pad=");
-    while (p && p != config && p[-1] != ' ')
-        p = strstr(p + 1, "pad=");
-    if (!p)
+    kgi_config c;
+    if (kgi_config_parse(&c, config, NULL, 0) != 0 || kgi_config_find(&c, "pad") < 0 ||
+        kgi_config_set_int(&c, "pad", pad, NULL, 0) != 0)
         return -1;
-    size_t head = (size_t)(p - config);
-    const char *tail = p + 4 + strspn(p + 4, "0123456789");
-    int n = snprintf(out, len, "%.*spad=%d%s", (int)head, config, pad, tail);
-    return n < 0 || (size_t)n >= len ? -1 : 0;
+    return kgi_config_format(&c, out, len);
 }
 
 /* Shared-memory wavefronts one block spends per K phase. */

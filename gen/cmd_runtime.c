@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "gen/config.h"
 #include "runtime/internal.h"
 
 /* Strict float parsing: the whole string, finite. */
@@ -185,8 +186,9 @@ out:
 static int run_time(kg_context *ctx, const kg_kernel *kern, const kg_kernel_info *ki, const kg_device_info *dinfo,
                     int m, int n, int k, float alpha, float beta, unsigned long long seed, int reps)
 {
-    const char *lay = strstr(ki->config, "layout=");
-    int at = lay && lay[7] == 't', bt = lay && lay[8] == 't';
+    kgi_config cfg;
+    const char *lay = kgi_config_parse(&cfg, ki->config, NULL, 0) == 0 ? kgi_config_get(&cfg, "layout") : NULL;
+    int at = lay && lay[0] == 't', bt = lay && lay[0] && lay[1] == 't';
     int lda = at ? m : k, ldb = bt ? k : n, ldc = n;
     size_t na = (size_t)m * k, nb = (size_t)k * n, nc = (size_t)m * n;
     float *h = malloc((na > nb ? (na > nc ? na : nc) : (nb > nc ? nb : nc)) * sizeof *h);
@@ -244,6 +246,8 @@ int kgc_cmd_run(int argc, char **argv)
     int rc = kgc_open(&ctx, KG_DEVICE_NONE, NULL);
     if (rc)
         return rc;
+    /* the options, parsed once on a CPU context; the device's context then
+     * takes their template directory and --arch (which must agree with it) */
     kgc_args args;
     rc = kgc_parse(ctx, argc, argv, own, 0, &args);
     kg_context_close(ctx);
@@ -261,11 +265,8 @@ int kgc_cmd_run(int argc, char **argv)
         (oreps && kgc_int("--reps", oreps, 1, 100000, &reps)) || (oalpha && parse_float("--alpha", oalpha, &alpha)) ||
         (obeta && parse_float("--beta", obeta, &beta)))
         return KGC_USAGE;
-    if ((rc = kgc_open(&ctx, (int)dev, NULL)) != KGC_OK)
+    if ((rc = kgc_open(&ctx, (int)dev, &args)) != KGC_OK)
         return rc;
-    /* again on the device's context: --arch must agree with the device */
-    if ((rc = kgc_parse(ctx, argc, argv, own, 0, &args)) != KGC_OK)
-        goto out;
     kg_kernel *kern;
     kg_status st = kg_kernel_get(ctx, args.tmpl, args.config, &kern);
     if (st != KG_OK) {

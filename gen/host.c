@@ -17,6 +17,7 @@
 #include <lua.h>
 #include <lualib.h>
 
+#include "config.h"
 #include "embedded.h"
 #include "pattern.h"
 #include "runtime/internal.h"
@@ -716,5 +717,27 @@ fail:
     lua_settop(L, top);
     free(src->text);
     free(src);
+    return st;
+}
+
+int kgi_host_has_param(kgi_host *h, const char *tmpl, const char *name, int *has, char *err, size_t errlen)
+{
+    lua_State *L = h->L;
+    int top = lua_gettop(L);
+    *has = 0;
+    kg_status st = kgi_host_push_template(h, tmpl, err, errlen);
+    if (st != KG_OK || !name)
+        goto done;
+    /* push_template validated params: a list of tables with string names */
+    lua_getfield(L, -1, "params");
+    lua_Integer n = luaL_len(L, -1);
+    for (lua_Integer i = 1; i <= n && !*has; i++) {
+        lua_geti(L, -1, i);
+        lua_getfield(L, -1, "name");
+        *has = strcmp(lua_tostring(L, -1), name) == 0;
+        lua_pop(L, 2);
+    }
+done:
+    lua_settop(L, top);
     return st;
 }

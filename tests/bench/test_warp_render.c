@@ -181,6 +181,7 @@ int main(void)
         fprintf(stderr, "context: %s\n", ctx ? kg_last_error(ctx) : "out of memory");
         return 1;
     }
+    static char names[sizeof configs / sizeof *configs][160];
     for (size_t i = 0; i < sizeof configs / sizeof *configs; i++) {
         const char *cfg = configs[i].config;
         kg_source *a = NULL, *b = NULL;
@@ -188,6 +189,12 @@ int main(void)
         CHECK_MSG(st == KG_OK, "render %s: %s", cfg, kg_last_error(ctx));
         if (st != KG_OK)
             continue;
+        /* entry names: at most 40 characters, one of its own per configuration */
+        CHECK_MSG(strlen(a->entry) <= 40, "%s: entry %s is over 40 characters", cfg, a->entry);
+        for (size_t j = 0; j < i; j++)
+            CHECK_MSG(strcmp(names[j], a->entry) != 0, "%s: entry %s also names '%s'", cfg, a->entry,
+                      configs[j].config);
+        snprintf(names[i], sizeof names[i], "%s", a->entry);
         CHECK(kg_render(ctx, "matmul_warp", cfg, &b) == KG_OK && a->len == b->len &&
               memcmp(a->text, b->text, a->len) == 0);
         char params[600];

@@ -79,7 +79,8 @@ expect_bad 2 "bm: '1.5' is not an integer" --bm 1.5
 expect_bad 2 "is out of range" --bm 99999999999999999999
 expect_bad 2 "is out of range" --tm 4294967297
 expect_bad 2 "--bm needs a value" --bm
-expect_bad 2 "--bm: bad value ''" --bm ""
+expect_bad 2 "--bm: missing value" --bm ""
+expect_bad 2 "--bm: bad value '4 5'" --bm "4 5"
 expect_bad 2 "unknown option '--foo'" --foo 3
 expect_bad 2 "unknown option '-x'" -x
 expect_bad 2 "bm=70 is not a multiple of tm=4" --bm 70 --tm 4
