@@ -350,6 +350,8 @@ kg_status kgi_db_open(const char *path, int flags, kgi_db **out, char *err, size
         goto fail;
     if (prepare_statements(db, 0, err, errlen) != 0)
         goto fail;
+    if (readonly && exec_sql(db, "PRAGMA query_only=1;", err, errlen) != 0)
+        goto fail;
     *out = db;
     return KG_OK;
 fail:

@@ -260,6 +260,20 @@ static int import_row(importer *im, kgi_dbkey *key, kgi_result *res, const unsig
         snprintf(err, errlen, "column created: '%s' is not of the form YYYY-MM-DDTHH:MM:SS.sssZ", res->created);
         return -1;
     }
+    if (!key->device[0]) {
+        snprintf(err, errlen, "column device is empty");
+        return -1;
+    }
+    if (!kgi_template_name_valid(key->tmpl)) {
+        snprintf(err, errlen, "column template: '%s' is not a template's module name (letters, digits and '_', "
+                 "parts separated by single dots)", key->tmpl);
+        return -1;
+    }
+    if (!isfinite(res->final_ms) || res->final_ms < 0) {
+        snprintf(err, errlen, "column final_ms: %g is not a finite time in ms (0: not timed in a final stage)",
+                 res->final_ms);
+        return -1;
+    }
     if (key->m < 1 || key->n < 1 || key->k < 1) {
         snprintf(err, errlen, "m, n and k must be at least 1 (got %d, %d, %d)", key->m, key->n, key->k);
         return -1;
@@ -534,6 +548,24 @@ static int import_json(importer *im, const char *text, const char *end, char *er
     return jexpect(&j, ']');
 }
 
+/* An error may quote the input (a column name, a value): its bytes outside
+ * printable ASCII are shown as \xNN, so that a binary file's bytes never
+ * reach the terminal raw. */
+static void escape_message(char *msg, size_t len)
+{
+    char copy[4096];
+    snprintf(copy, sizeof copy, "%s", msg);
+    size_t o = 0;
+    for (const unsigned char *c = (const unsigned char *)copy; *c && o + 5 < len; c++) {
+        if (*c >= 0x20 && *c < 0x7f)
+            msg[o++] = (char)*c;
+        else
+            o += (size_t)snprintf(msg + o, len - o, "\\x%02X", *c);
+    }
+    if (len)
+        msg[o < len ? o : len - 1] = '\0';
+}
+
 kg_status kgi_db_import(kgi_db *db, const char *text, size_t len, int *inserted, int *updated, int *kept,
                         char *err, size_t errlen)
 {
@@ -551,6 +583,8 @@ kg_status kgi_db_import(kgi_db *db, const char *text, size_t len, int *inserted,
         return KG_ERR_DB;
     }
     const char *p = text, *end = text + len;
+    if (len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0) /* a UTF-8 byte-order mark, as spreadsheets write */
+        p += 3;
     while (p < end && isspace((unsigned char)*p))
         p++;
     int rc = -1;
@@ -563,6 +597,8 @@ kg_status kgi_db_import(kgi_db *db, const char *text, size_t len, int *inserted,
         sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
     sqlite3_finalize(im.upsert);
     *inserted = im.inserted, *updated = im.updated, *kept = im.kept;
+    if (rc != 0)
+        escape_message(err, errlen);
     return rc == 0 ? KG_OK : KG_ERR_DB;
 }
 

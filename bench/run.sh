@@ -55,7 +55,7 @@ for l in $LAYOUTS; do
     case $l in nn|nt|tn|tt) ;; *) echo "run.sh: KGEN_BENCH_LAYOUTS: unknown layout '$l' (nn, nt, tn, tt)" >&2; exit 2 ;; esac
 done
 NAME=$("$BENCH" --device-name) || exit 1
-GPU=$(printf '%s\n' "$NAME" | tr 'A-Z' 'a-z' | sed 's/^nvidia //; s/[^a-z0-9][^a-z0-9]*/-/g; s/^-//; s/-$//')
+GPU=$(printf '%s\n' "$NAME" | tr '[:upper:]' '[:lower:]' | sed 's/^nvidia //; s/[^a-z0-9][^a-z0-9]*/-/g; s/^-//; s/-$//')
 DATE=$(date +%Y-%m-%d)
 mkdir -p "$OUT" || exit 1
 P=$OUT/$GPU-$DATE
@@ -83,5 +83,5 @@ for s in $SETS; do
         "$PLOT" -o "$P-$s.svg" --title "$NAME, $s shapes ($shapes), no tuning database, $DATE" "$@" || rc=1
     fi
 done
-echo "written: $(ls "$P"-* | tr '\n' ' ')"
+echo "written: $(printf "%s " "$P"-*)"
 exit $rc

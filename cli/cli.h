@@ -57,7 +57,9 @@ int kgc_open(kg_context **ctx, int device, const kgc_args *args);
 
 /* Writes `len` bytes to `path` atomically (temporary file, then rename), or
  * to stdout when path is NULL or "-". Leaves an existing file untouched on
- * failure. Returns 0 or prints the error and returns -1. */
+ * failure. A path that is not a regular file (device, FIFO, /dev/stdout) is
+ * written in place, never replaced; a FIFO without a reader is an error.
+ * Returns 0 or prints the error and returns -1. */
 int kgc_write_file(const char *path, const void *data, size_t len);
 
 /* Strict integer parsing for command options: the whole string, in range. */

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "autotune/db.h"
 #include "cli.h"
@@ -83,6 +85,42 @@ static int ends_with(const char *s, const char *suffix)
 {
     size_t a = strlen(s), b = strlen(suffix);
     return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* The outermost folder on the way to path's folder that does not exist yet
+ * ("" when all do). */
+static void first_missing_dir(const char *path, char *out, size_t len)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    out[0] = '\0';
+    for (char *slash = strrchr(dir, '/'); slash && slash != dir; slash = strrchr(dir, '/')) {
+        *slash = '\0';
+        struct stat sb;
+        if (stat(dir, &sb) == 0)
+            break;
+        snprintf(out, len, "%s", dir);
+    }
+}
+
+/* Removes a database this command created (with its journal files) and the
+ * folders it created for it, up to and including `made`. */
+static void remove_created(const char *path, const char *made)
+{
+    static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
+    char f[4200];
+    for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++) {
+        snprintf(f, sizeof f, "%s%s", path, suffixes[i]);
+        unlink(f);
+    }
+    if (!made[0])
+        return;
+    snprintf(f, sizeof f, "%s", path);
+    for (char *slash = strrchr(f, '/'); slash && slash != f; slash = strrchr(f, '/')) {
+        *slash = '\0';
+        if (rmdir(f) != 0 || strcmp(f, made) == 0)
+            break;
+    }
 }
 
 static const char db_usage[] = "kgen db list|show|export|import|merge [--db FILE] ... (see 'kgen help db')";
@@ -165,8 +203,35 @@ int kgc_cmd_db(int argc, char **argv)
     }
     rc = KGC_FAIL;
     int writing = is_import || is_merge;
+    struct stat target;
+    int existed = stat(path, &target) == 0;
+    if (!writing && !existed && errno == ENOENT) {
+        /* Nothing tuned yet: not an error for list and show (nothing to list). */
+        if (is_export) {
+            fprintf(stderr, "kgen: no tuning database at %s yet (kgen tune or kgen db import creates it)\n", path);
+            goto out;
+        }
+        printf("%s: no tuning database yet (kgen tune or kgen db import creates it)\n", path);
+        rc = KGC_OK;
+        goto out;
+    }
+    for (int i = 0; is_merge && existed && i < args.npositional; i++) {
+        struct stat sb;
+        if (stat(args.positional[i], &sb) == 0 && sb.st_dev == target.st_dev && sb.st_ino == target.st_ino) {
+            fprintf(stderr, "kgen: cannot merge '%s' into itself (it is the database %s)\n", args.positional[i],
+                    path);
+            goto out;
+        }
+    }
+    /* A failed import or merge leaves no trace: a database it created, and
+     * the folders it created for it, are removed again. */
+    char made[4096] = "";
+    if (writing && !existed)
+        first_missing_dir(path, made, sizeof made);
     if (kgi_db_open(path, writing ? KGI_DB_CREATE : KGI_DB_READONLY, &db, err, sizeof err) != KG_OK) {
         fprintf(stderr, "kgen: %s\n", err);
+        if (writing && !existed)
+            remove_created(path, made);
         goto out;
     }
     if (is_list || is_show) {
@@ -215,6 +280,11 @@ int kgc_cmd_db(int argc, char **argv)
             if (st != KG_OK) {
                 fprintf(stderr, "kgen: %s: %s%s\n", file, err,
                         i > 0 ? " (the files before it were applied)" : " (nothing was written)");
+                if (i == 0 && !existed) {
+                    kgi_db_close(db);
+                    db = NULL;
+                    remove_created(path, made);
+                }
                 goto out;
             }
             printf("%s: %d rows added, %d replaced by newer measurements, %d kept (the database's were newer)\n", file,

@@ -84,7 +84,10 @@ static const command commands[] = {
      "  export [FILTERS] [-o FILE] [--format csv|json]   all columns (format from .json/.csv)\n"
      "  import FILE...       rows from an export; a key already present keeps the newer row\n"
      "  merge DB...          other databases (e.g. the shards of a sweep) into --db\n"
-     "  FILTERS: --device NAME --template T --layout L --outcome O --m M --n N --k K\n"},
+     "  FILTERS: --device NAME --template T --layout L --outcome O --m M --n N --k K\n"
+     "  Before the first tune or import there is no database: list and show say so\n"
+     "  (exit status 0), export fails (1). A failed import or merge changes nothing\n"
+     "  and creates no file or folder.\n"},
 };
 
 static const char common_usage[] =

@@ -20,6 +20,7 @@
 #include "config.h"
 #include "embedded.h"
 #include "host_lua.h"
+#include "pattern.h"
 
 #ifndef KGEN_VERSION
 #define KGEN_VERSION KG_VERSION
@@ -31,10 +32,16 @@ struct kgi_host {
     int traceback;  /* append a Lua traceback to template errors */
     size_t mem;     /* bytes the Lua state holds */
     long ticks;     /* instruction-count hook calls since the last pcall */
+    unsigned long pattern_steps; /* pattern-matching steps not yet counted as a tick */
 };
 
 /* A template that loops or grows without bound fails instead of hanging
- * or exhausting the process: limits far above any real template's needs. */
+ * or exhausting the process: limits far above any real template's needs.
+ * The instruction-count hook bounds Lua code; two things run without it and
+ * are closed off: pattern matching, which runs in C (gen/pattern.c counts
+ * its steps into the same budget), and __gc finalizers, which Lua runs with
+ * hooks off (during any allocation, and at lua_close) -- a template may not
+ * set one (SANDBOX's setmetatable): templates hold no resources to release. */
 #define MEM_LIMIT ((size_t)512 << 20)
 #define TICK_INSTRUCTIONS 1000000
 #define TICK_LIMIT 2000 /* 2e9 instructions, several seconds */
@@ -55,6 +62,13 @@ static const char SANDBOX[] =
     "local real_load = load\n"
     "G.load = function(chunk, name, mode, e) return real_load(chunk, name, 't', e or setmetatable({}, { __index = env })) end\n"
     "G.rawset = nil\n"
+    "local real_setmetatable = setmetatable\n"
+    "G.setmetatable = function(t, mt)\n"
+    "  if type(mt) == 'table' and rawget(mt, '__gc') ~= nil then\n"
+    "    error('a template may not set a __gc finalizer (finalizers run outside the instruction limit)', 2)\n"
+    "  end\n"
+    "  return real_setmetatable(t, mt)\n"
+    "end\n"
     "for _, lib in ipairs({ 'string', 'table', 'math', 'utf8' }) do G[lib] = readonly(G[lib], lib) end\n"
     "local smt = getmetatable('')\n"
     "smt.__index = G.string\n"
@@ -82,6 +96,11 @@ static int valid_module_name(const char *name)
               *p == '_' || (*p == '.' && p[1] != '.' && p[1] != '\0')))
             return 0;
     return 1;
+}
+
+int kgi_template_name_valid(const char *name)
+{
+    return valid_module_name(name) && strncmp(name, "lib.", 4) != 0;
 }
 
 /* Gives the function at the top of the stack a fresh environment whose
@@ -218,13 +237,27 @@ static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     return p;
 }
 
-static void count_hook(lua_State *L, lua_Debug *ar)
+static void count_tick(lua_State *L, kgi_host *h)
 {
-    (void)ar;
-    kgi_host *h = host_of(L);
     if (++h->ticks > TICK_LIMIT)
         luaL_error(L, "template exceeded the instruction limit (%d million instructions)",
                    TICK_LIMIT * (TICK_INSTRUCTIONS / 1000000));
+}
+
+static void count_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    count_tick(L, host_of(L));
+}
+
+void kgi_host_charge(lua_State *L, unsigned long steps)
+{
+    kgi_host *h = host_of(L);
+    h->pattern_steps += steps;
+    while (h->pattern_steps >= TICK_INSTRUCTIONS) {
+        h->pattern_steps -= TICK_INSTRUCTIONS;
+        count_tick(L, h);
+    }
 }
 
 kgi_host *kgi_host_new(void)
@@ -246,6 +279,8 @@ kgi_host *kgi_host_new(void)
     };
     for (const luaL_Reg *lib = libs; lib->func; lib++) {
         luaL_requiref(L, lib->name, lib->func, 1);
+        if (lib->func == luaopen_string)
+            kgi_pattern_install(L);
         lua_pop(L, 1);
     }
     /* No file access from templates. */
@@ -316,6 +351,7 @@ kg_status kgi_host_pcall(kgi_host *h, int nargs, int nresults, char *err, size_t
     lua_State *L = h->L;
     int base = lua_gettop(L) - nargs;
     h->ticks = 0;
+    h->pattern_steps = 0;
     lua_pushcfunction(L, traceback);
     lua_insert(L, base);
     int rc = lua_pcall(L, nargs, nresults, base);

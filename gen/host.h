@@ -92,6 +92,9 @@ kgi_host *kgi_host_new(void);
 void kgi_host_free(kgi_host *h);
 /* Sets the colon-separated template search path (NULL: embedded only). */
 int kgi_host_set_path(kgi_host *h, const char *path);
+/* Whether name is a template's module name: letters, digits and '_' in
+ * parts separated by single dots, not a helper under lib. (1), or not (0). */
+int kgi_template_name_valid(const char *name);
 /* Loads `tmpl`, parses `config` strictly, checks it against `lim`, renders. */
 kg_status kgi_host_render(kgi_host *h, const char *tmpl, const char *config,
                           const kgi_limits *lim, kg_source **out, char *err, size_t errlen);

@@ -32,9 +32,14 @@
  * The directory: $KGEN_CACHE_DIR, else $XDG_CACHE_HOME/kgen, else
  * $HOME/.cache/kgen; KGEN_CACHE=0 turns the disk cache off. It is created
  * on the first write with mode 0700 (parents too). A directory that is not
- * the user's, or that others may write to, is not used: a CUBIN is code that
- * will run, and must come from no one else. Trouble with the disk cache
- * never fails a compile; kgi_cache_dir says what went wrong.
+ * the user's (the effective user's, root included), that others may write
+ * to, or that is a symbolic link, is not used: a CUBIN is code that will
+ * run, and must come from no one else, and a link could point the writes
+ * anywhere (as root, into /etc). Only regular files are read, opened without
+ * blocking (a FIFO named like an entry is a miss, not a hang). Trouble with
+ * the disk cache never fails a compile: it proceeds without the disk cache,
+ * and kgi_cache_dir says what went wrong (`kgen compile` prints it); the
+ * library itself never prints.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -204,13 +209,18 @@ const char *kgi_cache_dir(kg_context *ctx, const char **why)
 
 /* ------------------------------------------------------------ the directory */
 
-/* Whether an existing directory may hold code we will run: ours, and not
- * writable by group or others. Sets c->why when not. */
+/* Whether an existing directory may hold code we will run: a directory
+ * itself (not a symbolic link to one), ours, and not writable by group or
+ * others. Sets c->why when not. */
 static int dir_trusted(struct kgi_cache *c)
 {
     struct stat sb;
-    if (stat(c->dir, &sb) != 0) {
+    if (lstat(c->dir, &sb) != 0) {
         snprintf(c->why, sizeof c->why, "cannot use %s: %s", c->dir, strerror(errno));
+        return 0;
+    }
+    if (S_ISLNK(sb.st_mode)) {
+        snprintf(c->why, sizeof c->why, "off: %s is a symbolic link; give the directory itself", c->dir);
         return 0;
     }
     if (!S_ISDIR(sb.st_mode)) {
@@ -307,13 +317,37 @@ static void encode_header(unsigned char *h, unsigned long long key, unsigned lon
     put64(h + 120, kgi_hash(h, 120, KGI_HASH_SEED));
 }
 
+int kgi_cache_entry_parse(const unsigned char *buf, size_t len, unsigned long long key, unsigned long long check,
+                          kg_compile_info *info)
+{
+    if (len < HDR_SIZE)
+        return -1;
+    const unsigned char *h = buf;
+    uint64_t size = get64(h + 32);
+    if (!(memcmp(h, MAGIC, 8) == 0 && get32(h + 8) == KGI_CACHE_FORMAT && get32(h + 12) == HDR_SIZE &&
+          get64(h + 120) == kgi_hash(h, 120, KGI_HASH_SEED) && get64(h + 16) == key && get64(h + 24) == check &&
+          size == (uint64_t)len - HDR_SIZE && size > 0 &&
+          get64(h + 40) == kgi_hash(h + HDR_SIZE, (size_t)size, KGI_HASH_SEED)))
+        return -1;
+    memset(info, 0, sizeof *info);
+    info->registers = (int)get32(h + 48);
+    info->spill_stores = (int)get32(h + 52);
+    info->spill_loads = (int)get32(h + 56);
+    info->stack_bytes = (int)get32(h + 60);
+    info->smem_static = (size_t)get64(h + 64);
+    memcpy(info->arch, h + 80, sizeof info->arch < 16 ? sizeof info->arch : 16);
+    info->arch[sizeof info->arch - 1] = '\0';
+    info->cubin_size = (size_t)size;
+    return 0;
+}
+
 /* Reads and checks the entry for `key`; 1 on a hit (e filled), 0 on a miss.
  * A damaged file is deleted. */
 static int disk_load(struct kgi_cache *c, unsigned long long key, unsigned long long check, entry *e)
 {
     char path[4096];
     entry_path(c, key, path, sizeof path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         return 0;
     struct stat sb;
@@ -334,14 +368,8 @@ static int disk_load(struct kgi_cache *c, unsigned long long key, unsigned long 
         }
     }
     close(fd);
-    if (ok) {
-        const unsigned char *h = buf;
-        uint64_t size = get64(h + 32);
-        ok = memcmp(h, MAGIC, 8) == 0 && get32(h + 8) == KGI_CACHE_FORMAT && get32(h + 12) == HDR_SIZE &&
-             get64(h + 120) == kgi_hash(h, 120, KGI_HASH_SEED) && get64(h + 16) == key &&
-             get64(h + 24) == check && size == (uint64_t)sb.st_size - HDR_SIZE && size > 0 &&
-             get64(h + 40) == kgi_hash(h + HDR_SIZE, (size_t)size, KGI_HASH_SEED);
-    }
+    if (ok)
+        ok = kgi_cache_entry_parse(buf, (size_t)sb.st_size, key, check, &e->info) == 0;
     if (!ok) {
         /* Damaged: remove it so it is rebuilt, unless a writer has renamed a
          * new file into its place since we opened it. */
@@ -351,17 +379,7 @@ static int disk_load(struct kgi_cache *c, unsigned long long key, unsigned long 
         free(buf);
         return 0;
     }
-    const unsigned char *h = buf;
-    memset(e, 0, sizeof *e);
-    e->size = (size_t)get64(h + 32);
-    e->info.registers = (int)get32(h + 48);
-    e->info.spill_stores = (int)get32(h + 52);
-    e->info.spill_loads = (int)get32(h + 56);
-    e->info.stack_bytes = (int)get32(h + 60);
-    e->info.smem_static = (size_t)get64(h + 64);
-    memcpy(e->info.arch, h + 80, sizeof e->info.arch < 16 ? sizeof e->info.arch : 16);
-    e->info.arch[sizeof e->info.arch - 1] = '\0';
-    e->info.cubin_size = e->size;
+    e->size = e->info.cubin_size;
     /* the payload moves to the front: the entry owns one allocation */
     memmove(buf, buf + HDR_SIZE, e->size);
     e->cubin = buf;
@@ -418,7 +436,7 @@ static int dir_ready(struct kgi_cache *c, int create)
     if (c->dir_ready)
         return 1;
     struct stat sb;
-    if (stat(c->dir, &sb) != 0) {
+    if (lstat(c->dir, &sb) != 0) {
         if (!create || !make_dirs(c))
             return 0;
     }

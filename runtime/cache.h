@@ -21,6 +21,12 @@ unsigned long long kgi_cache_key(const kg_source *src, int arch);
 kg_status kgi_cache_compile(kg_context *ctx, const kg_source *src, int arch, const void **cubin,
                             size_t *size, kg_compile_info *info);
 
+/* Checks a whole cache file in buf (header and payload) against the entry
+ * for key (and the source's second hash, check); 0 and *info filled from
+ * the header (cubin_size: the payload's size, after the 128-byte header),
+ * or -1 when any check fails. */
+int kgi_cache_entry_parse(const unsigned char *buf, size_t len, unsigned long long key, unsigned long long check,
+                          kg_compile_info *info);
 
 /* An open-addressing map from non-zero 64-bit keys to pointers. */
 typedef struct kgi_map {

@@ -52,7 +52,7 @@ int kgi_db_default_path(char *buf, size_t len)
     if (env && env[0])
         return (size_t)snprintf(buf, len, "%s", env) < len ? 0 : -1;
     const char *xdg = getenv("XDG_DATA_HOME");
-    if (xdg && xdg[0])
+    if (xdg && xdg[0] == '/') /* the XDG spec: a relative path is invalid and ignored */
         return (size_t)snprintf(buf, len, "%s/kgen/tune.db", xdg) < len ? 0 : -1;
     const char *home = getenv("HOME");
     if (home && home[0])
@@ -79,7 +79,18 @@ kg_status kgi_tunedb_open(const char *path, sqlite3 **out, char *err, size_t err
 {
     sqlite3 *h = NULL;
     *out = NULL;
-    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+    /* A reader opens the file read-write where it may and refuses every
+     * write with query_only (below): in WAL mode only a connection that may
+     * write removes the -wal and -shm files when it is the last to close,
+     * so a truly read-only connection would leave them behind. A file it
+     * may not write is opened read-only. Never created. */
+    int rc = sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK && h) {
+        sqlite3_close(h);
+        h = NULL;
+        rc = sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+    }
+    if (rc != SQLITE_OK) {
         snprintf(err, errlen, "cannot open tuning database '%s': %s", path, h ? sqlite3_errmsg(h) : "out of memory");
         goto fail;
     }
@@ -105,6 +116,10 @@ kg_status kgi_tunedb_open(const char *path, sqlite3 **out, char *err, size_t err
     }
     if (v != KGI_DB_SCHEMA_VERSION) {
         snprintf(err, errlen, "'%s' has schema version %d; this kgen reads version %d", path, v, KGI_DB_SCHEMA_VERSION);
+        goto fail;
+    }
+    if (sqlite3_exec(h, "PRAGMA query_only=1;", NULL, NULL, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(h));
         goto fail;
     }
     *out = h;

@@ -5,17 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-need=()
-for pkg in cmake make gcc liblua5.4-dev libsqlite3-dev; do
-    dpkg -s "$pkg" > /dev/null 2>&1 || need+=("$pkg")
-done
-if [ ${#need[@]} -gt 0 ]; then
-    sudo=""
-    [ "$(id -u)" -ne 0 ] && sudo=sudo
-    echo "setup: installing ${need[*]}"
-    $sudo apt-get update
-    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y "${need[@]}"
-fi
+# The build, and the tests' tools: readelf (binutils) and pkg-config.
+scripts/need.sh cmake make gcc libc6-dev binutils pkg-config liblua5.4-dev libsqlite3-dev
 
 if ! command -v nvcc > /dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
     echo "setup: the CUDA toolkit (nvcc and NVRTC) was not found; install it to /usr/local/cuda" >&2

@@ -1,10 +1,11 @@
 #!/bin/bash
+# shellcheck disable=SC2086,SC2129 # a record of a GPU session: paths have no spaces, option lists split on purpose
 # Runs kgen tune for every group of bench/scripts/tune-groups.txt on the
 # shapes of bench/shapes.txt with those tags. Extra arguments go to every
 # `kgen tune` (e.g. --db FILE, or --dry-run --arch sm_90 to compile only).
 # Usage: bench/scripts/tune.sh KGEN [kgen tune options...]
 KGEN=$1; shift
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 rc=0
 while IFS='|' read -r tags space; do
     case "$tags" in ''|'#'*) continue ;; esac

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2016 # checks are quoted strings, expanded when they run
 # gpu_tune.sh -- the tuner on a real GPU (CTest label `gpu`; exit 77 without).
 #
 #   gpu_tune.sh KGEN GPU_LOOKUP TEMPLATE_DIR

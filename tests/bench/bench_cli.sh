@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2015 # `ok` always succeeds, so A && ok || bad is an if-then-else
 # kgen-bench from the outside. Without a GPU: bad input exits 2 with a
 # message naming what was wrong, and writes no CSV. With one (MODE=run):
 # the benchmark on a few small odd shapes, kg_matmul's choice without a

@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2015 # `ok` always succeeds, so A && ok || bad is an if-then-else
 # kgen-bench-plot (no GPU): an SVG with one bar per shape and layout, the
 # line at 1.0 and each layout's geometric mean; bad input exits 2 naming
 # what was wrong and writes nothing.

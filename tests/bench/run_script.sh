@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2015 # `ok` always succeeds, so A && ok || bad is an if-then-else
 # bench/run.sh without a GPU: usage and a build without the programs exit 2,
 # a machine without a GPU exits 1 with kgen-bench's "no GPU" message, and
 # none of them writes a result. (On a GPU it is the reproduction itself:

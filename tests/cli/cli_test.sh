@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2016 # checks are quoted strings, expanded when they run
 # cli_test.sh KGEN SRCDIR [NVCC] -- the kgen command line: the seeds' kernel,
 # nvcc compilation, determinism, `kgen params`, user templates, and every kind
 # of bad input (exit 2 with a message naming the problem, no output file, an
@@ -69,7 +70,7 @@ expect_bad() {
     if grep -qF -- "$msg" "$T/stderr"; then ok; else bad "kgen $*: stderr lacks '$msg': $(cat "$T/stderr")"; fi
     if [ "$(cat "$T/out.cu")" = SENTINEL ]; then ok; else bad "kgen $*: existing output file changed"; fi
     if ls "$T"/out.cu.tmp.* > /dev/null 2>&1; then bad "kgen $*: temporary file left"; else ok; fi
-    if [ $(wc -l < "$T/stderr") -le 2 ]; then ok; else bad "kgen $*: more than one message"; fi
+    if [ "$(wc -l < "$T/stderr")" -le 2 ]; then ok; else bad "kgen $*: more than one message"; fi
 }
 expect_bad 2 "bm must be 1..512 (got 0)" --bm 0
 expect_bad 2 "bm must be 1..512 (got -4)" --bm -4

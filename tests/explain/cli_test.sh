@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2016 # checks are quoted strings, expanded when they run
 # cli_test.sh KGEN SRCDIR -- `kgen explain` on the command line, without a GPU:
 # the seeds' worked numbers (CGMA of the naive and tiled kernels; their
 # occupancy example through a limits file), a transposed store that
@@ -51,16 +52,16 @@ smem_per_sm = 16K          # "a device has 16K of shared memory"
 smem_reserved_per_block = 0
 smem_alloc_unit = 1
 EOF
-blk512="--bm 16 --bn 32 --bk 16 --tm 1 --tn 1"
-explain --limits "$T/seeds.limits" $blk512 --regs 10; rc=$?
+blk512=(--bm 16 --bn 32 --bk 16 --tm 1 --tn 1)
+explain --limits "$T/seeds.limits" "${blk512[@]}" --regs 10; rc=$?
 check '[ $rc -eq 0 ]' "seeds limits file accepted ($(cat "$T/err"))"
 check 'has "$T/out" "16,384 registers / 1,536 threads = 10 registers per thread for full occupancy"' "10 registers"
 check 'has "$T/out" "-> 3 blocks = 48 warps = 1,536 threads per SM (100% occupancy)"' "10 registers: 1,536 threads"
 check 'has "$T/out" "target: limits file $T/seeds.limits"' "the report names the limits file"
-explain --limits "$T/seeds.limits" $blk512 --regs 11
+explain --limits "$T/seeds.limits" "${blk512[@]}" --regs 11
 check 'has "$T/out" "-> 2 blocks = 32 warps = 1,024 threads per SM (67% occupancy), limited by registers"' "11 registers: 1,024 threads"
 check 'has "$T/out" "11 x 32 threads = 352 per warp"' "11 registers: per-warp arithmetic"
-explain --limits "$T/seeds.limits" $blk512 --regs 17
+explain --limits "$T/seeds.limits" "${blk512[@]}" --regs 17
 check 'has "$T/out" "-> 1 block = 16 warps = 512 threads per SM (33% occupancy), limited by registers"' "17 registers: 512 threads"
 explain --limits "$T/seeds.limits" --tile 16 --pad 0 --regs 10
 check 'has "$T/out" "16,384 B / 2,048 B per block = 8 blocks"' "16x16 tiles: 2 KB each, 8 blocks in 16 KB"

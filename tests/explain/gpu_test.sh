@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2016,SC2034 # checks are quoted strings, expanded when they run
 # gpu_test.sh KGEN -- `kgen explain` on the GPU present: the seeds' 16x16
 # kernel is checked against the float64 reference and timed at a small
 # shape, and the report puts the measurement beside the prediction. Exits 77

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The tuning database's commands against mistakes and bad input: each a clear
+# message and the documented exit status, nothing created or changed when a
+# command fails, no files left behind by commands that only read.
+# usage: db_test.sh KGEN
+set -euo pipefail
+kgen=$1
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+cd "$d"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+unset KGEN_DB XDG_DATA_HOME
+# run CMD...: sets $out (stdout and stderr) and $rc
+run() { set +e; out=$("$@" 2>&1); rc=$?; set -e; }
+
+header=device,cc,sm_count,template,template_version,dtype,layout,m,n,k,config,outcome,time_ms,final_ms,created
+row() { echo "$1,90,132,$2,1,f32,nn,64,64,64,bm=32,ok,1.5,$3,2026-01-01T00:00:00.000Z"; }
+{ echo "$header"; row GPU matmul 0; } > good.csv
+
+# The first `db list` before any tuning: a clear message, exit status 0;
+# export has nothing to export (1). Nothing is created.
+export HOME=$d/home
+run "$kgen" db list
+[ "$rc" -eq 0 ] || fail "db list with no database: exit $rc: $out"
+grep -q "no tuning database yet" <<< "$out" || fail "db list with no database: $out"
+run "$kgen" db show
+{ [ "$rc" -eq 0 ] && grep -q "no tuning database yet" <<< "$out"; } || fail "db show with no database: $rc $out"
+run "$kgen" db export
+{ [ "$rc" -eq 1 ] && grep -q "no tuning database" <<< "$out"; } || fail "db export with no database: $rc $out"
+[ ! -e "$HOME" ] || fail "reading a missing database created $HOME"
+
+# A relative XDG_DATA_HOME is ignored (XDG base directory spec).
+run env XDG_DATA_HOME=rel "$kgen" db list
+grep -q "$HOME/.local/share/kgen/tune.db" <<< "$out" || fail "relative XDG_DATA_HOME used: $out"
+run env XDG_DATA_HOME="$d/xdg" "$kgen" db list
+grep -q "$d/xdg/kgen/tune.db" <<< "$out" || fail "absolute XDG_DATA_HOME not used: $out"
+
+# A good file imports (the control for the rejections below).
+run "$kgen" db import --db ok.db good.csv
+[ "$rc" -eq 0 ] || fail "good.csv: $out"
+
+# Rejected rows: a clear message, exit 1, and no database or folder created.
+check_rejected() { # NAME FILE EXPECTED-TEXT
+    run "$kgen" db import --db "new/sub/$1.db" "$2"
+    [ "$rc" -eq 1 ] || fail "$1: exit $rc: $out"
+    grep -q -- "$3" <<< "$out" || fail "$1: unclear message: $out"
+    [ ! -e new ] || fail "$1: a failed import created $(find new)"
+}
+{ echo "$header"; row GPU ../../etc 0; } > t1.csv
+check_rejected template t1.csv "column template: '../../etc' is not a template's module name"
+{ echo "$header"; row "" matmul 0; } > t2.csv
+check_rejected device t2.csv "column device is empty"
+{ echo "$header"; row GPU matmul nan; } > t3.csv
+check_rejected nan t3.csv "column final_ms: nan is not a finite time"
+grep -qi constraint <<< "$out" && fail "NaN final_ms shows SQLite's message: $out"
+printf 'dev\001\033[31mice,x\n1,2\n' > t4.csv
+check_rejected header t4.csv "unknown column 'dev\\\\x01\\\\x1B\[31mice'"
+grep -q $'\033' <<< "$out" && fail "raw escape bytes echoed: $out"
+run "$kgen" db merge --db new/sub/m.db good.csv
+{ [ "$rc" -eq 1 ] && [ ! -e new ]; } || fail "a failed merge: exit $rc, created: $(find new 2> /dev/null)"
+
+# An existing database is not changed by a failed import.
+cp ok.db before.db
+run "$kgen" db import --db ok.db t1.csv
+{ [ "$rc" -eq 1 ] && cmp -s ok.db before.db; } || fail "a failed import changed the database"
+
+# A UTF-8 byte-order mark (as spreadsheets write) is accepted.
+{ printf '\357\273\277'; echo "$header"; row BOM matmul 0; } > bom.csv
+run "$kgen" db import --db ok.db bom.csv
+[ "$rc" -eq 0 ] || fail "a CSV with a byte-order mark: $out"
+
+# Merging a database into itself: at once, with a clear message.
+start=$(date +%s)
+run "$kgen" db merge --db ok.db ./ok.db
+{ [ "$rc" -eq 1 ] && grep -q "into itself" <<< "$out"; } || fail "merge into itself: exit $rc: $out"
+[ "$(($(date +%s) - start))" -lt 10 ] || fail "merge into itself waited"
+
+# Commands that only read leave no -wal or -shm file.
+rm -f ok.db-wal ok.db-shm
+for cmd in list show export; do
+    "$kgen" db "$cmd" --db ok.db > /dev/null 2>&1 || fail "db $cmd failed"
+    { [ ! -e ok.db-wal ] && [ ! -e ok.db-shm ]; } || fail "db $cmd left $(ls ok.db-*)"
+done
+echo "db_test: ok"
