@@ -2,28 +2,60 @@
  * space.c -- enumerating and checking the search space (see space.h).
  *
  * The template decides what is valid (its check()); this file only forms
- * the combinations, asks, and keeps the answer. Everything runs in the
- * caller's Lua host, serially: a host is not thread-safe.
+ * the combinations, asks, and keeps the answer. It asks through a walk
+ * (gen/walk.h), which also says which parameters check() read, so that a
+ * rejection skips every combination the same reading would reject.
+ * Everything runs in the caller's Lua host, serially: a host is not
+ * thread-safe.
  */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <lauxlib.h>
-#include <lua.h>
-
 #include "autotune/space.h"
 #include "embedded.h"
+#include "gen/walk.h"
 
-#define MAX_VALUES 64
+/* How often (check() calls) the walk calls sp->tick. */
+#define TICK_EVERY 256
 
-/* One parameter's list of values to enumerate. */
+/* One parameter's values to enumerate: walk slots, canonical texts and the
+ * template's raw value index of each, sorted. */
 typedef struct dim {
-    char name[32];
-    char value[MAX_VALUES][32];
+    int param;
     int n;
+    int slot[KGI_SPACE_MAX_VALUES];
+    int raw[KGI_SPACE_MAX_VALUES];
+    char text[KGI_SPACE_MAX_VALUES][32];
 } dim;
+
+/* ------------------------------------------------------------ arena */
+
+typedef struct block {
+    struct block *next;
+    size_t used, cap;
+    char data[];
+} block;
+
+/* A copy of s in the space's arena (blocks never move), or NULL. */
+static const char *keep(kgi_space *sp, const char *s)
+{
+    size_t len = strlen(s) + 1;
+    block *b = sp->arena;
+    if (!b || b->cap - b->used < len) {
+        size_t cap = len > (1u << 20) ? len : (1u << 20);
+        block *nb = malloc(sizeof *nb + cap);
+        if (!nb)
+            return NULL;
+        nb->next = b, nb->used = 0, nb->cap = cap;
+        sp->arena = b = nb;
+    }
+    char *p = b->data + b->used;
+    memcpy(p, s, len);
+    b->used += len;
+    return p;
+}
 
 /* ------------------------------------------------------------ growing arrays */
 
@@ -40,8 +72,16 @@ static int add_cand(kgi_space *sp, const kgi_cand *c)
     return 0;
 }
 
-static int add_pruned(kgi_space *sp, int tmpl, const char *config, const char *reason)
+/* Counts a rejected subtree; keeps its details while fewer than
+ * KGI_SPACE_KEEP_PRUNED are kept. */
+static int add_pruned(kgi_space *sp, int tmpl, const char *config, const char *reason, const char *free_params,
+                      long count)
 {
+    sp->subtrees++;
+    sp->rejected += count;
+    sp->enumerated += count;
+    if (sp->npruned == KGI_SPACE_KEEP_PRUNED)
+        return 0;
     if (sp->npruned == sp->pcap) {
         int cap = sp->pcap ? 2 * sp->pcap : 256;
         kgi_pruned *p = realloc(sp->pruned, (size_t)cap * sizeof *p);
@@ -49,10 +89,12 @@ static int add_pruned(kgi_space *sp, int tmpl, const char *config, const char *r
             return -1;
         sp->pruned = p, sp->pcap = cap;
     }
-    kgi_pruned *x = &sp->pruned[sp->npruned++];
+    kgi_pruned *x = &sp->pruned[sp->npruned];
     x->tmpl = tmpl;
-    snprintf(x->config, sizeof x->config, "%s", config);
-    snprintf(x->reason, sizeof x->reason, "%s", reason);
+    x->count = count;
+    if (!(x->config = keep(sp, config)) || !(x->reason = keep(sp, reason)) || !(x->free = keep(sp, free_params)))
+        return -1;
+    sp->npruned++;
     return 0;
 }
 
@@ -61,57 +103,19 @@ void kgi_space_free(kgi_space *sp)
     free(sp->cand);
     free(sp->pruned);
     free(sp->hash);
+    for (int i = 0; i < sp->ntmpl; i++)
+        free(sp->tmpl[i].value);
+    for (block *b = sp->arena, *next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
     memset(sp, 0, sizeof *sp);
 }
 
 /* ------------------------------------------------------------ templates */
 
-static double num_field(lua_State *L, int idx, const char *name)
-{
-    lua_getfield(L, idx, name);
-    double v = lua_isnumber(L, -1) ? lua_tonumber(L, -1) : 0.0;
-    lua_pop(L, 1);
-    return v;
-}
-
-/* Calls resources(cfg) for a checked configuration. */
-static kg_status read_resources(kgi_host *h, const char *tmpl, const char *config, kgi_res *r, char *err,
-                                size_t errlen)
-{
-    lua_State *L = kgi_host_lua(h);
-    int top = lua_gettop(L);
-    memset(r, 0, sizeof *r);
-    kg_status st = kgi_host_push_template(h, tmpl, err, errlen);
-    if (st != KG_OK)
-        return st;
-    lua_getfield(L, -1, "resources");
-    if ((st = kgi_host_push_config(h, tmpl, config, err, errlen)) != KG_OK) {
-        lua_settop(L, top);
-        return st;
-    }
-    if ((st = kgi_host_pcall(h, 1, 1, err, errlen)) != KG_OK) {
-        lua_settop(L, top);
-        return st;
-    }
-    if (lua_istable(L, -1)) {
-        r->threads = (int)num_field(L, -1, "threads");
-        r->smem = (long)(num_field(L, -1, "smem_static") + num_field(L, -1, "smem_dynamic"));
-        r->outputs = (int)num_field(L, -1, "outputs_per_thread");
-        r->loads_a = num_field(L, -1, "loads_a");
-        r->loads_b = num_field(L, -1, "loads_b");
-        r->flops_per_phase = num_field(L, -1, "flops_per_phase");
-        if (lua_getfield(L, -1, "tile") == LUA_TTABLE) {
-            r->tile_m = (int)num_field(L, -1, "m");
-            r->tile_n = (int)num_field(L, -1, "n");
-            r->tile_k = (int)num_field(L, -1, "k");
-        }
-    }
-    lua_settop(L, top);
-    return KG_OK;
-}
-
 /* Registers template `tmpl` in sp (name, version, parameter names). */
-static int template_index(kgi_space *sp, kgi_host *h, const char *tmpl, char *err, size_t errlen)
+static int template_index(kgi_space *sp, kgi_walk *w, const char *tmpl, char *err, size_t errlen)
 {
     for (int i = 0; i < sp->ntmpl; i++)
         if (strcmp(sp->tmpl[i].name, tmpl) == 0)
@@ -120,54 +124,56 @@ static int template_index(kgi_space *sp, kgi_host *h, const char *tmpl, char *er
         snprintf(err, errlen, "too many templates (at most %d)", KGI_SPACE_MAX_TEMPLATES);
         return -1;
     }
-    lua_State *L = kgi_host_lua(h);
-    int top = lua_gettop(L);
-    if (kgi_host_push_template(h, tmpl, err, errlen) != KG_OK)
+    int np = kgi_walk_nparams(w);
+    if (np > KGI_SPACE_MAX_DIMS) {
+        snprintf(err, errlen, "template '%s' has %d parameters; the tuner handles %d", tmpl, np, KGI_SPACE_MAX_DIMS);
         return -1;
+    }
     kgi_space_tmpl *t = &sp->tmpl[sp->ntmpl];
     memset(t, 0, sizeof *t);
-    snprintf(t->name, sizeof t->name, "%s", tmpl);
-    lua_getfield(L, -1, "version");
-    t->version = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 0;
-    lua_pop(L, 1);
-    lua_getfield(L, -1, "params");
-    lua_Integer np = luaL_len(L, -1);
-    if (np > KGI_SPACE_MAX_DIMS) {
-        snprintf(err, errlen, "template '%s' has %d parameters; the tuner handles %d", tmpl, (int)np,
-                 KGI_SPACE_MAX_DIMS);
-        lua_settop(L, top);
+    if (!(t->value = calloc(KGI_SPACE_MAX_DIMS, sizeof *t->value))) {
+        snprintf(err, errlen, "out of memory");
         return -1;
     }
-    for (lua_Integer i = 1; i <= np; i++) {
-        lua_geti(L, -1, i);
-        lua_getfield(L, -1, "name");
-        snprintf(t->param[i - 1], sizeof t->param[0], "%s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "?");
-        lua_pop(L, 2);
-    }
-    t->nparams = (int)np;
-    lua_settop(L, top);
+    snprintf(t->name, sizeof t->name, "%s", tmpl);
+    t->version = kgi_walk_version(w);
+    for (int p = 0; p < np; p++)
+        snprintf(t->param[p], sizeof t->param[0], "%s", kgi_walk_param(w, p));
+    t->nparams = np;
     return sp->ntmpl++;
 }
 
-/* Finds `name=v1,v2` in a space text ("bm=64,128 tm=4"); fills d. */
-static int text_values(const char *text, const char *name, dim *d, char *err, size_t errlen)
+/* The raw index of value `text` of parameter p (added when new), or -1. */
+static int raw_index(kgi_space_tmpl *t, int p, const char *text)
+{
+    for (int i = 0; i < t->nraw[p]; i++)
+        if (strcmp(t->value[p][i], text) == 0)
+            return i;
+    if (t->nraw[p] == KGI_SPACE_MAX_VALUES)
+        return -1;
+    snprintf(t->value[p][t->nraw[p]], 32, "%s", text);
+    return t->nraw[p]++;
+}
+
+/* Finds `name=v1,v2` in a space text ("bm=64,128 tm=4"); fills vals. */
+static int text_values(const char *text, const char *name, char (*vals)[32], int *n, char *err, size_t errlen)
 {
     size_t nlen = strlen(name);
     for (const char *p = text; p && *p;) {
         p += strspn(p, " \t\n");
         size_t len = strcspn(p, " \t\n");
         if (len > nlen && strncmp(p, name, nlen) == 0 && p[nlen] == '=') {
-            d->n = 0;
+            *n = 0;
             const char *v = p + nlen + 1, *end = p + len;
             while (v <= end) {
                 size_t vl = strcspn(v, ",");
                 if (v + vl > end)
                     vl = (size_t)(end - v);
-                if (vl == 0 || vl >= sizeof d->value[0] || d->n == MAX_VALUES) {
+                if (vl == 0 || vl >= 32 || *n == KGI_SPACE_MAX_VALUES) {
                     snprintf(err, errlen, "%s: bad value list '%.*s'", name, (int)len, p);
                     return -1;
                 }
-                snprintf(d->value[d->n++], sizeof d->value[0], "%.*s", (int)vl, v);
+                snprintf(vals[(*n)++], 32, "%.*s", (int)vl, v);
                 v += vl + 1;
             }
             return 1;
@@ -180,7 +186,6 @@ static int text_values(const char *text, const char *name, dim *d, char *err, si
 kg_status kgi_space_check_override(kgi_host *h, const char *const *tmpls, int ntmpl, const char *override,
                                    char *err, size_t errlen)
 {
-    lua_State *L = kgi_host_lua(h);
     for (const char *p = override; p && *p;) {
         p += strspn(p, " \t\n");
         size_t len = strcspn(p, " \t\n");
@@ -195,18 +200,12 @@ kg_status kgi_space_check_override(kgi_host *h, const char *const *tmpls, int nt
         snprintf(name, sizeof name, "%.*s", (int)(eq - p), p);
         int found = 0;
         for (int i = 0; i < ntmpl && !found; i++) {
-            int top = lua_gettop(L);
-            if (kgi_host_push_template(h, tmpls[i], err, errlen) != KG_OK)
-                return KG_ERR_CONFIG;
-            lua_getfield(L, -1, "params");
-            lua_Integer np = luaL_len(L, -1);
-            for (lua_Integer j = 1; j <= np && !found; j++) {
-                lua_geti(L, -1, j);
-                lua_getfield(L, -1, "name");
-                found = lua_isstring(L, -1) && strcmp(lua_tostring(L, -1), name) == 0;
-                lua_pop(L, 2);
-            }
-            lua_settop(L, top);
+            kgi_walk *w;
+            kg_status st = kgi_walk_open(h, tmpls[i], NULL, &w, err, errlen);
+            if (st != KG_OK)
+                return st == KG_ERR_TEMPLATE ? st : KG_ERR_CONFIG;
+            found = kgi_walk_find(w, name) >= 0;
+            kgi_walk_close(w);
         }
         if (!found) {
             snprintf(err, errlen, "--space: no template being tuned has a parameter '%s'", name);
@@ -215,157 +214,6 @@ kg_status kgi_space_check_override(kgi_host *h, const char *const *tmpls, int nt
         p += len;
     }
     return KG_OK;
-}
-
-/* Reads the template's list of values for parameter `name` into d (the
- * override, then `fixed`, then the template's space; 0 when none). */
-static int dim_values(lua_State *L, const char *name, const char *fixed, const char *override, dim *d, char *err,
-                      size_t errlen)
-{
-    snprintf(d->name, sizeof d->name, "%s", name);
-    int r = text_values(override, name, d, err, errlen);
-    if (r == 0)
-        r = text_values(fixed, name, d, err, errlen);
-    if (r != 0)
-        return r;
-    /* the template table is at the top of the stack */
-    if (lua_getfield(L, -1, "space") != LUA_TTABLE) {
-        lua_pop(L, 1);
-        return 0;
-    }
-    int t = lua_getfield(L, -1, name);
-    if (t == LUA_TTABLE) {
-        lua_Integer n = luaL_len(L, -1);
-        d->n = 0;
-        for (lua_Integer i = 1; i <= n && d->n < MAX_VALUES; i++) {
-            lua_geti(L, -1, i);
-            const char *v = lua_isstring(L, -1) ? lua_tostring(L, -1) : NULL;
-            if (v)
-                snprintf(d->value[d->n++], sizeof d->value[0], "%s", v);
-            lua_pop(L, 1);
-        }
-        r = d->n > 0;
-    }
-    lua_pop(L, 2);
-    return r;
-}
-
-/* Adds a configuration that passed the parse: checks it, reads resources. */
-static kg_status add_checked(kgi_space *sp, kgi_host *h, int ti, const char *config, const kgi_limits *lim,
-                             char *err, size_t errlen)
-{
-    kgi_cand c;
-    memset(&c, 0, sizeof c);
-    c.tmpl = ti;
-    char why[512];
-    sp->enumerated++;
-    kg_status st = kgi_host_check(h, sp->tmpl[ti].name, config, lim, c.config, sizeof c.config, why, sizeof why);
-    if (st == KG_ERR_CONFIG)
-        return add_pruned(sp, ti, config, why) == 0 ? KG_OK : KG_ERR_NOMEM;
-    if (st != KG_OK) {
-        snprintf(err, errlen, "%s", why);
-        return st;
-    }
-    if ((st = read_resources(h, sp->tmpl[ti].name, c.config, &c.res, err, errlen)) != KG_OK)
-        return st;
-    return add_cand(sp, &c) == 0 ? KG_OK : KG_ERR_NOMEM;
-}
-
-kg_status kgi_space_add_template(kgi_space *sp, kgi_host *h, const char *tmpl, const char *fixed,
-                                 const char *override, const kgi_limits *lim, char *err, size_t errlen)
-{
-    int ti = template_index(sp, h, tmpl, err, errlen);
-    if (ti < 0)
-        return KG_ERR_TEMPLATE;
-    const kgi_space_tmpl *t = &sp->tmpl[ti];
-    lua_State *L = kgi_host_lua(h);
-    int top = lua_gettop(L);
-    kg_status st = kgi_host_push_template(h, tmpl, err, errlen);
-    if (st != KG_OK)
-        return st;
-    dim dims[KGI_SPACE_MAX_DIMS];
-    int nd = 0;
-    long total = 1;
-    for (int p = 0; p < t->nparams; p++) {
-        int r = dim_values(L, t->param[p], fixed, override, &dims[nd], err, errlen);
-        if (r < 0) {
-            lua_settop(L, top);
-            return KG_ERR_CONFIG;
-        }
-        if (r == 0)
-            continue;
-        /* Every value must parse for this template (check() comes later). */
-        for (int v = 0; v < dims[nd].n; v++) {
-            char one[96], why[512];
-            snprintf(one, sizeof one, "%s=%s", dims[nd].name, dims[nd].value[v]);
-            if ((st = kgi_host_push_config(h, tmpl, one, why, sizeof why)) != KG_OK) {
-                snprintf(err, errlen, "template '%s': space value %s: %s", tmpl, one, why);
-                lua_settop(L, top);
-                return st == KG_ERR_TEMPLATE ? st : KG_ERR_CONFIG;
-            }
-            lua_pop(L, 1);
-        }
-        total *= dims[nd].n;
-        if (total > KGI_SPACE_MAX_COMBINATIONS) {
-            snprintf(err, errlen, "template '%s': the space has more than %ld combinations; narrow it with --space",
-                     tmpl, KGI_SPACE_MAX_COMBINATIONS);
-            lua_settop(L, top);
-            return KG_ERR_CONFIG;
-        }
-        nd++;
-    }
-    lua_settop(L, top);
-    if (nd == 0 && !(fixed && fixed[0])) {
-        snprintf(err, errlen, "template '%s' declares no `space` to tune", tmpl);
-        return KG_ERR_CONFIG;
-    }
-    /* Odometer over the value lists, last parameter fastest. */
-    int idx[KGI_SPACE_MAX_DIMS] = {0};
-    for (long c = 0; c < total; c++) {
-        char config[512];
-        size_t used = 0;
-        for (int d = 0; d < nd; d++)
-            used += (size_t)snprintf(config + used, sizeof config - used, "%s%s=%s", d ? " " : "", dims[d].name,
-                                     dims[d].value[idx[d]]);
-        if ((st = add_checked(sp, h, ti, config, lim, err, errlen)) != KG_OK)
-            return st;
-        for (int d = nd - 1; d >= 0; d--) {
-            if (++idx[d] < dims[d].n)
-                break;
-            idx[d] = 0;
-        }
-    }
-    return KG_OK;
-}
-
-kg_status kgi_space_add_config(kgi_space *sp, kgi_host *h, const char *tmpl, const char *config,
-                               const kgi_limits *lim, char *err, size_t errlen)
-{
-    int ti = template_index(sp, h, tmpl, err, errlen);
-    if (ti < 0)
-        return KG_ERR_TEMPLATE;
-    return add_checked(sp, h, ti, config, lim, err, errlen);
-}
-
-/* ------------------------------------------------------------ coordinates */
-
-/* The i-th "name=value" token's value in a canonical configuration. */
-static int token_value(const char *config, int i, char *out, size_t len)
-{
-    const char *p = config;
-    for (int t = 0; t < i && p; t++) {
-        p = strchr(p, ' ');
-        if (p)
-            p++;
-    }
-    if (!p)
-        return -1;
-    const char *eq = strchr(p, '=');
-    if (!eq)
-        return -1;
-    size_t n = strcspn(eq + 1, " ");
-    snprintf(out, len, "%.*s", (int)n, eq + 1);
-    return 0;
 }
 
 static int is_int(const char *s)
@@ -385,43 +233,360 @@ static int cmp_values(const void *a, const void *b)
     return strcmp(x, y);
 }
 
+/* Parameter p's values: the override, then `fixed`, then the template's
+ * space, else its default; converted by the walk, deduplicated and sorted. */
+static kg_status dim_values(kgi_walk *w, kgi_space_tmpl *t, int p, const char *fixed, const char *override, dim *d,
+                            char *err, size_t errlen)
+{
+    char given[KGI_SPACE_MAX_VALUES][32], canon[KGI_SPACE_MAX_VALUES][32];
+    int n = 0;
+    const char *name = kgi_walk_param(w, p);
+    int r = text_values(override, name, given, &n, err, errlen);
+    if (r == 0)
+        r = text_values(fixed, name, given, &n, err, errlen);
+    if (r < 0)
+        return KG_ERR_CONFIG;
+    if (r == 0 && (n = kgi_walk_space_values(w, p, given, KGI_SPACE_MAX_VALUES)) == 0)
+        snprintf(given[n++], 32, "%s", kgi_walk_default(w, p));
+    /* every value must parse for this template (check() comes later) */
+    int nc = 0;
+    for (int i = 0; i < n; i++) {
+        char why[512];
+        if (kgi_walk_add_value(w, p, given[i], canon[nc], sizeof canon[0], why, sizeof why) < 0) {
+            snprintf(err, errlen, "template '%s': space value %s=%s: %s", t->name, name, given[i], why);
+            return KG_ERR_CONFIG;
+        }
+        int dup = 0;
+        for (int j = 0; j < nc && !dup; j++)
+            dup = strcmp(canon[j], canon[nc]) == 0;
+        nc += !dup;
+    }
+    qsort(canon, (size_t)nc, sizeof canon[0], cmp_values);
+    d->param = p;
+    d->n = nc;
+    for (int i = 0; i < nc; i++) {
+        char why[512], again[32];
+        memcpy(d->text[i], canon[i], sizeof d->text[0]);
+        d->slot[i] = kgi_walk_add_value(w, p, canon[i], again, sizeof again, why, sizeof why);
+        d->raw[i] = raw_index(t, p, canon[i]);
+        if (d->slot[i] < 0 || d->raw[i] < 0) {
+            snprintf(err, errlen, "template '%s': %s: %s", t->name, name,
+                     d->slot[i] < 0 ? why : "too many distinct values");
+            return KG_ERR_CONFIG;
+        }
+    }
+    return KG_OK;
+}
+
+/* The numbers of resources() the walk returns with a pass, into a kgi_res. */
+static const char *const RES_FIELDS[] = {"threads", "smem_static", "smem_dynamic", "outputs_per_thread", "loads_a",
+                                         "loads_b", "flops_per_phase", "tile.m",      "tile.n",       "tile.k"};
+#define NRES ((int)(sizeof RES_FIELDS / sizeof *RES_FIELDS))
+
+static void to_res(const double *v, kgi_res *r)
+{
+    memset(r, 0, sizeof *r);
+    r->threads = (int)v[0];
+    r->smem = (long)(v[1] + v[2]);
+    r->outputs = (int)v[3];
+    r->loads_a = v[4], r->loads_b = v[5], r->flops_per_phase = v[6];
+    r->tile_m = (int)v[7], r->tile_n = (int)v[8], r->tile_k = (int)v[9];
+}
+
+/* The canonical text of the current combination: every parameter in order. */
+static void config_text(const kgi_space_tmpl *t, const dim *dims, const int *idx, char *out, size_t len)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int p = 0; p < t->nparams && used < len; p++)
+        used += (size_t)snprintf(out + used, len - used, "%s%s=%s", p ? " " : "", t->param[p],
+                                 dims[p].text[idx[p]]);
+}
+
+/* Mixed-radix position of idx over order[from..nv) (0: the subtree's first). */
+static long subtree_offset(const dim *dims, const int *order, int from, int nv, const int *idx, long *size)
+{
+    long off = 0, n = 1;
+    for (int q = from; q < nv; q++) {
+        off = off * dims[order[q]].n + idx[order[q]];
+        n *= dims[order[q]].n;
+    }
+    *size = n;
+    return off;
+}
+
+/* Moves idx to the next combination over order[from..nv); 0 past the last
+ * (idx then back at the subtree's first). */
+static int next_in(const dim *dims, const int *order, int from, int nv, int *idx)
+{
+    for (int q = nv - 1; q >= from; q--) {
+        if (++idx[order[q]] < dims[order[q]].n)
+            return 1;
+        idx[order[q]] = 0;
+    }
+    return 0;
+}
+
+/*
+ * The order of the walk: the varying parameters that check() and
+ * resources() read for valid configurations (probed on up to 256
+ * combinations spread over the space) in the template's order, then those
+ * they did not read, so that the subtree below the last read parameter,
+ * over which verdict and resources cannot change, is as large as it can
+ * be. Any order is sound: the walk skips only what the reads prove.
+ */
+static kg_status walk_order(kgi_walk *w, const dim *dims, const int *vary, int nv, int *order, char *err,
+                            size_t errlen)
+{
+    uint64_t seen = 0;
+    int idx[KGI_SPACE_MAX_DIMS] = {0};
+    long total = 1;
+    for (int q = 0; q < nv; q++)
+        total *= dims[vary[q]].n;
+    long step = total / 256 > 1 ? total / 256 : 1;
+    for (long c = 0; c < total; c += step) {
+        long r = c;
+        for (int q = nv - 1; q >= 0; q--) {
+            idx[vary[q]] = (int)(r % dims[vary[q]].n);
+            r /= dims[vary[q]].n;
+            kgi_walk_set(w, vary[q], dims[vary[q]].slot[idx[vary[q]]]);
+        }
+        uint64_t reads;
+        double res[NRES];
+        char why[1024];
+        int ok = kgi_walk_check(w, &reads, res, why, sizeof why);
+        if (ok < 0) {
+            snprintf(err, errlen, "%s", why);
+            return KG_ERR_TEMPLATE;
+        }
+        if (ok)
+            seen |= reads;
+    }
+    int n = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int q = 0; q < nv; q++)
+            if (((seen >> vary[q] & 1) != 0) == (pass == 0))
+                order[n++] = vary[q];
+    return KG_OK;
+}
+
+/*
+ * Walks the combinations of dims (one per parameter) in odometer order
+ * over `order` (last fastest). After each verdict, the combinations that
+ * agree with this one up to the deepest parameter check() (and, for a
+ * pass, resources()) read get the same verdict: a rejection counts them
+ * in one pruned entry, a pass adds them all with the same resources.
+ */
+static kg_status walk(kgi_space *sp, kgi_walk *w, int ti, const dim *dims, char *err, size_t errlen)
+{
+    const kgi_space_tmpl *t = &sp->tmpl[ti];
+    int np = t->nparams, idx[KGI_SPACE_MAX_DIMS] = {0}, cur[KGI_SPACE_MAX_DIMS] = {0};
+    int vary[KGI_SPACE_MAX_DIMS], order[KGI_SPACE_MAX_DIMS], nv = 0; /* parameters with several values */
+    for (int p = 0; p < np; p++)
+        if (dims[p].n > 1)
+            vary[nv++] = p;
+    kg_status st = walk_order(w, dims, vary, nv, order, err, errlen);
+    if (st != KG_OK)
+        return st;
+    for (int p = 0; p < np; p++)
+        kgi_walk_set(w, p, dims[p].slot[0]);
+    char config[2048], why[1024];
+    for (;;) {
+        if (++sp->checks % TICK_EVERY == 0 && sp->tick && sp->tick(sp->tick_ud, sp)) {
+            sp->stopped = 1;
+            return KG_OK;
+        }
+        for (int q = 0; q < nv; q++)
+            if (cur[order[q]] != idx[order[q]]) {
+                cur[order[q]] = idx[order[q]];
+                kgi_walk_set(w, order[q], dims[order[q]].slot[idx[order[q]]]);
+            }
+        uint64_t reads = 0;
+        double res[NRES];
+        int ok = kgi_walk_check(w, &reads, res, why, sizeof why);
+        if (ok < 0) {
+            snprintf(err, errlen, "%s", why);
+            return KG_ERR_TEMPLATE;
+        }
+        int j = nv - 1; /* the deepest position read: where the odometer advances */
+        while (j >= 0 && !(reads >> order[j] & 1))
+            j--;
+        long size, offset = subtree_offset(dims, order, j + 1, nv, idx, &size);
+        if (ok) {
+            kgi_cand c;
+            memset(&c, 0, sizeof c);
+            c.tmpl = ti;
+            to_res(res, &c.res);
+            do {
+                config_text(t, dims, idx, config, sizeof config);
+                for (int p = 0; p < np; p++)
+                    c.coord[p] = dims[p].raw[idx[p]];
+                if (!(c.config = keep(sp, config)) || add_cand(sp, &c) != 0)
+                    return KG_ERR_NOMEM;
+                sp->enumerated++;
+            } while (next_in(dims, order, j + 1, nv, idx));
+        } else {
+            char free_params[512] = "";
+            size_t fl = 0;
+            for (int q = j + 1; q < nv && fl < sizeof free_params; q++)
+                fl += (size_t)snprintf(free_params + fl, sizeof free_params - fl, "%s%s", fl ? ", " : "",
+                                       t->param[order[q]]);
+            config_text(t, dims, idx, config, sizeof config);
+            if (add_pruned(sp, ti, config, why, free_params, size - offset) != 0)
+                return KG_ERR_NOMEM;
+            for (int q = j + 1; q < nv; q++)
+                idx[order[q]] = 0;
+        }
+        /* past the subtree: advance at position j */
+        if (j < 0 || !next_in(dims, order, 0, j + 1, idx))
+            return KG_OK;
+    }
+}
+
+kg_status kgi_space_add_template(kgi_space *sp, kgi_host *h, const char *tmpl, const char *fixed,
+                                 const char *override, const kgi_limits *lim, char *err, size_t errlen)
+{
+    kgi_walk *w;
+    kg_status st = kgi_walk_open(h, tmpl, lim, &w, err, errlen);
+    if (st != KG_OK)
+        return st == KG_ERR_CONFIG ? KG_ERR_TEMPLATE : st;
+    int ti = template_index(sp, w, tmpl, err, errlen);
+    dim *dims = calloc(KGI_SPACE_MAX_DIMS, sizeof *dims);
+    if (ti < 0 || !dims) {
+        st = ti < 0 ? KG_ERR_TEMPLATE : KG_ERR_NOMEM;
+        goto done;
+    }
+    if (!kgi_walk_has_space(w) && !(fixed && fixed[0])) {
+        snprintf(err, errlen, "template '%s' declares no `space` to tune", tmpl);
+        st = KG_ERR_CONFIG;
+        goto done;
+    }
+    if ((st = kgi_walk_fields(w, RES_FIELDS, NRES, err, errlen)) != KG_OK)
+        goto done;
+    for (int p = 0; p < sp->tmpl[ti].nparams; p++)
+        if ((st = dim_values(w, &sp->tmpl[ti], p, fixed, override, &dims[p], err, errlen)) != KG_OK)
+            goto done;
+    st = walk(sp, w, ti, dims, err, errlen);
+done:
+    free(dims);
+    kgi_walk_close(w);
+    return st;
+}
+
+kg_status kgi_space_add_config(kgi_space *sp, kgi_host *h, const char *tmpl, const char *config,
+                               const kgi_limits *lim, char *err, size_t errlen)
+{
+    kgi_walk *w;
+    kg_status st = kgi_walk_open(h, tmpl, lim, &w, err, errlen);
+    if (st != KG_OK)
+        return st == KG_ERR_CONFIG ? KG_ERR_TEMPLATE : st;
+    int ti = template_index(sp, w, tmpl, err, errlen);
+    kgi_walk_close(w);
+    if (ti < 0)
+        return KG_ERR_TEMPLATE;
+    kgi_cand c;
+    memset(&c, 0, sizeof c);
+    c.tmpl = ti;
+    char canon[2048], why[1024];
+    st = kgi_host_check(h, tmpl, config, lim, canon, sizeof canon, why, sizeof why);
+    if (st == KG_ERR_CONFIG)
+        return add_pruned(sp, ti, config, why, "", 1) == 0 ? KG_OK : KG_ERR_NOMEM;
+    if (st != KG_OK) {
+        snprintf(err, errlen, "%s", why);
+        return st;
+    }
+    /* coordinates from the canonical text, one token per parameter */
+    kgi_space_tmpl *t = &sp->tmpl[ti];
+    const char *p = canon;
+    for (int q = 0; q < t->nparams && p; q++) {
+        const char *eq = strchr(p, '=');
+        size_t n = eq ? strcspn(eq + 1, " ") : 0;
+        char v[32];
+        snprintf(v, sizeof v, "%.*s", (int)n, eq ? eq + 1 : "");
+        if ((c.coord[q] = raw_index(t, q, v)) < 0) {
+            snprintf(err, errlen, "template '%s': %s: too many distinct values", tmpl, t->param[q]);
+            return KG_ERR_CONFIG;
+        }
+        p = eq ? strchr(eq, ' ') : NULL;
+        if (p)
+            p++;
+    }
+    if ((st = kgi_walk_open(h, tmpl, lim, &w, err, errlen)) != KG_OK)
+        return st;
+    /* resources() of exactly this configuration: set each parameter */
+    for (int q = 0; q < t->nparams && st == KG_OK; q++) {
+        int slot = kgi_walk_add_value(w, q, t->value[q][c.coord[q]], why, sizeof why, err, errlen);
+        if (slot < 0)
+            st = KG_ERR_CONFIG;
+        else
+            kgi_walk_set(w, q, slot);
+    }
+    uint64_t reads;
+    double res[NRES] = {0};
+    if (st == KG_OK && (st = kgi_walk_fields(w, RES_FIELDS, NRES, err, errlen)) == KG_OK &&
+        kgi_walk_check(w, &reads, res, why, sizeof why) != 1) {
+        snprintf(err, errlen, "template '%s': check() passed and then did not: %s", tmpl, why);
+        st = KG_ERR_TEMPLATE;
+    }
+    to_res(res, &c.res);
+    kgi_walk_close(w);
+    if (st != KG_OK)
+        return st;
+    if (!(c.config = keep(sp, canon)) || add_cand(sp, &c) != 0)
+        return KG_ERR_NOMEM;
+    sp->enumerated++;
+    return KG_OK;
+}
+
+/* ------------------------------------------------------------ coordinates */
+
 static unsigned coord_hash(int tmpl, const int *coord)
 {
     return (unsigned)kgi_hash(coord, sizeof(int) * KGI_SPACE_MAX_DIMS, kgi_hash(&tmpl, sizeof tmpl, KGI_HASH_SEED));
 }
 
+/* qsort context for ranking raw values: the value table of one parameter. */
+typedef struct ranked {
+    const char *text;
+    int raw;
+} ranked;
+
+static int cmp_ranked(const void *a, const void *b)
+{
+    return cmp_values(((const ranked *)a)->text, ((const ranked *)b)->text);
+}
+
 kg_status kgi_space_finalize(kgi_space *sp)
 {
-    typedef char value[32];
-    value *vals = malloc((size_t)(sp->n + 1) * sizeof *vals);
-    if (!vals)
-        return KG_ERR_NOMEM;
+    /* raw value indices -> ranks among the values the candidates take */
     for (int ti = 0; ti < sp->ntmpl; ti++) {
         kgi_space_tmpl *t = &sp->tmpl[ti];
         for (int p = 0; p < t->nparams; p++) {
-            int nv = 0;
-            for (int c = 0; c < sp->n; c++) {
-                if (sp->cand[c].tmpl != ti || token_value(sp->cand[c].config, p, vals[nv], sizeof vals[0]) != 0)
-                    continue;
-                int dup = 0;
-                for (int j = 0; j < nv && !dup; j++)
-                    dup = strcmp(vals[j], vals[nv]) == 0;
-                if (!dup)
-                    nv++;
-            }
-            qsort(vals, (size_t)nv, sizeof *vals, cmp_values);
+            unsigned char used[KGI_SPACE_MAX_VALUES] = {0};
+            for (int c = 0; c < sp->n; c++)
+                if (sp->cand[c].tmpl == ti)
+                    used[sp->cand[c].coord[p]] = 1;
+            ranked r[KGI_SPACE_MAX_VALUES];
+            int nv = 0, rank[KGI_SPACE_MAX_VALUES];
+            for (int i = 0; i < t->nraw[p]; i++)
+                if (used[i])
+                    r[nv++] = (ranked){t->value[p][i], i};
+            qsort(r, (size_t)nv, sizeof *r, cmp_ranked);
+            for (int i = 0; i < nv; i++)
+                rank[r[i].raw] = i;
+            /* keep the value table in rank order, so that it stays the
+             * table of raw indices (finalize may run again) */
+            char sorted[KGI_SPACE_MAX_VALUES][32];
+            for (int i = 0; i < nv; i++)
+                memcpy(sorted[i], r[i].text, 32);
+            for (int c = 0; c < sp->n; c++)
+                if (sp->cand[c].tmpl == ti)
+                    sp->cand[c].coord[p] = rank[sp->cand[c].coord[p]];
+            memcpy(t->value[p], sorted, sizeof sorted[0] * (size_t)nv);
+            t->nraw[p] = nv;
             t->nvalues[p] = nv;
-            for (int c = 0; c < sp->n; c++) {
-                char v[32];
-                if (sp->cand[c].tmpl != ti || token_value(sp->cand[c].config, p, v, sizeof v) != 0)
-                    continue;
-                for (int j = 0; j < nv; j++)
-                    if (strcmp(vals[j], v) == 0)
-                        sp->cand[c].coord[p] = j;
-            }
         }
     }
-    free(vals);
     free(sp->hash);
     sp->hash_size = 16;
     while (sp->hash_size < 2 * sp->n + 1)
@@ -467,12 +632,14 @@ void kgi_space_shard(kgi_space *sp, int i, int n)
         if (c % n == i)
             sp->cand[w++] = sp->cand[c];
     sp->n = w;
+    /* rejected subtrees are not part of any shard's work: each shard
+     * reports the whole space's count, and keeps its slice of the details */
     w = 0;
     for (int c = 0; c < sp->npruned; c++)
         if (c % n == i)
             sp->pruned[w++] = sp->pruned[c];
     sp->npruned = w;
-    sp->enumerated = sp->n + sp->npruned;
+    sp->enumerated = sp->n + sp->rejected;
 }
 
 /* ------------------------------------------------------------ discovery */
@@ -480,11 +647,12 @@ void kgi_space_shard(kgi_space *sp, int i, int n)
 /* Whether template `name` loads and declares a `space` table. */
 static int has_space(kgi_host *h, const char *name)
 {
-    lua_State *L = kgi_host_lua(h);
-    int top = lua_gettop(L);
     char err[512];
-    int yes = kgi_host_push_template(h, name, err, sizeof err) == KG_OK && lua_getfield(L, -1, "space") == LUA_TTABLE;
-    lua_settop(L, top);
+    kgi_walk *w;
+    if (kgi_walk_open(h, name, NULL, &w, err, sizeof err) != KG_OK)
+        return 0;
+    int yes = kgi_walk_has_space(w);
+    kgi_walk_close(w);
     return yes;
 }
 

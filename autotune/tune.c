@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "autotune/strategy.h"
@@ -50,6 +51,14 @@ static kg_status start_workers(kgi_tuner *t, char *err, size_t errlen)
     return KG_OK;
 }
 
+/* CPU time of the calling thread (the walk's cost on a busy machine). */
+static double thread_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 /* Enumerates and checks the space of every template against `lim`. */
 static kg_status build_space(kgi_tuner *t, const kgi_limits *lim, char *err, size_t errlen)
 {
@@ -83,36 +92,13 @@ done:
     return st;
 }
 
-/* The check()-pruned part of the space, recorded for this shape in one
- * transaction (they are known all at once). */
-static kg_status record_check_pruned(kgi_tuner *t)
+/* The check()-pruned part of the space: counted in the shape's outcomes,
+ * not written row by row (a default space rejects over a million
+ * combinations per shape; the run's row in the database carries the counts,
+ * autotune/README.md). */
+static void count_check_pruned(kgi_tuner *t)
 {
-    kgi_shape_report *s = t->cur;
-    const kgi_space *sp = t->sp;
-    s->count[KGI_OUT_PRUNED_CHECK] += sp->npruned;
-    if (!t->db || sp->npruned == 0)
-        return KG_OK;
-    kgi_dbkey *keys = malloc((size_t)sp->npruned * sizeof *keys);
-    kgi_result *res = calloc((size_t)sp->npruned, sizeof *res);
-    kg_status st = KG_ERR_NOMEM;
-    if (keys && res) {
-        for (int i = 0; i < sp->npruned; i++) {
-            const kgi_pruned *p = &sp->pruned[i];
-            keys[i] = t->key;
-            snprintf(keys[i].tmpl, sizeof keys[i].tmpl, "%s", sp->tmpl[p->tmpl].name);
-            keys[i].tmpl_version = sp->tmpl[p->tmpl].version;
-            keys[i].m = s->sh.m, keys[i].n = s->sh.n, keys[i].k = s->sh.k;
-            snprintf(keys[i].config, sizeof keys[i].config, "%s", p->config);
-            res[i].outcome = KGI_OUT_PRUNED_CHECK;
-            snprintf(res[i].reason, sizeof res[i].reason, "%s", p->reason);
-        }
-        st = kgi_db_put_many(t->db, keys, res, sp->npruned, t->run_id, t->o->force);
-        if (st != KG_OK)
-            snprintf(t->err, t->errlen, "cannot record results in %s: %s", kgi_db_path(t->db), kgi_db_error(t->db));
-    }
-    free(keys);
-    free(res);
-    return st;
+    t->cur->count[KGI_OUT_PRUNED_CHECK] += (int)t->sp->rejected;
 }
 
 /* Tunes one shape with the chosen strategy. */
@@ -134,9 +120,8 @@ static kg_status tune_shape(kgi_tuner *t, int si, kgi_strategy_fn strategy)
     t->best_probe_ms = 0;
     memset(t->state, EV_IDLE, (size_t)n + 1);
     double t0 = kgi_now();
-    kg_status st = record_check_pruned(t);
-    if (st != KG_OK)
-        return st;
+    count_check_pruned(t);
+    kg_status st = KG_OK;
     int *rank = malloc(((size_t)n + 1) * sizeof *rank);
     if (!rank)
         return KG_ERR_NOMEM;
@@ -234,7 +219,11 @@ kg_status kgi_tune_run(const kgi_tune_opts *o, kgi_tune_report *rep, char *err, 
         snprintf(t.key.dtype, sizeof t.key.dtype, "f32");
         snprintf(t.key.layout, sizeof t.key.layout, "%s", o->layout);
     }
-    if ((st = build_space(&t, &rep->limits, err, errlen)) != KG_OK)
+    double walk0 = kgi_now(), cpu0 = thread_cpu_s();
+    st = build_space(&t, &rep->limits, err, errlen);
+    rep->space_s = kgi_now() - walk0;
+    rep->space_cpu_s = thread_cpu_s() - cpu0;
+    if (st != KG_OK)
         goto done;
     rep->space_size = t.sp->n;
     if (!o->dry_run && (st = open_db(&t, err, errlen)) != KG_OK)
@@ -269,8 +258,11 @@ done:
     for (int i = 0; i < t.nworkers; i++)
         kgi_worker_quit(&t.workers[i]);
     if (t.db) {
-        kgi_db_run_end(t.db, t.run_id,
-                       st != KG_OK ? "failed" : rep->interrupted ? "interrupted" : rep->timed_out ? "time limit" : "done");
+        char status[256];
+        snprintf(status, sizeof status, "%s; space: %ld combinations, %ld rejected by check(), %d candidates",
+                 st != KG_OK ? "failed" : rep->interrupted ? "interrupted" : rep->timed_out ? "time limit" : "done",
+                 t.sp->enumerated, t.sp->rejected, t.sp->n);
+        kgi_db_run_end(t.db, t.run_id, status);
         kgi_db_close(t.db);
     }
     for (int i = 0; i < 2; i++)

@@ -125,13 +125,18 @@ function M.derive(cfg)
   d.loads_a, d.loads_b = cfg.bm * cfg.bk, cfg.bk * cfg.bn
   d.flops = 2 * cfg.bm * cfg.bn * cfg.bk
   d.cgma = d.flops / (d.loads_a + d.loads_b)
-  d.entry = string.format("kgen_mmw_%s_%dx%dx%d_w%dx%d%s_t%dx%d_l%d_a%db%d_p%d_v%d_s%d_r%d_k%d%s%s_o%d_b%d",
+  return d
+end
+
+-- The kernel's entry name: every parameter. Only render() needs it (not in
+-- derive, so that check() reads no parameter it does not test).
+function M.entry(cfg, d)
+  return string.format("kgen_mmw_%s_%dx%dx%d_w%dx%d%s_t%dx%d_l%d_a%db%d_p%d_v%d_s%d_r%d_k%d%s%s_o%d_b%d",
     cfg.layout, cfg.bm, cfg.bn, cfg.bk, cfg.wm, cfg.wn, cfg.wk > 1 and string.format("x%d", cfg.wk) or "",
     cfg.tm, cfg.tn, cfg.ln, cfg.at, cfg.bt,
     cfg.pad, cfg.vec, cfg.stages, cfg.raster, cfg.splitk, (cfg.cc == 1 and "c" or "") .. (d.sk and (cfg.sk == 1 and "sk" or "sk" .. cfg.sk) or "") .. (d.cl and "cl" or "") .. (cfg.mid == 1 and "m" or "") .. (cfg.ba == 1 and "ba" or "") .. (cfg.pred == 1 and "p" or "") .. (cfg.xb == 1 and "x" or ""),
     d.red4 and "v4" or "",
     cfg.minb, cfg.bounds)
-  return d
 end
 
 -- Copy i of thread tid: vector index idx = tid + i * threads, its line (the
