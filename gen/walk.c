@@ -74,7 +74,7 @@ static const char WALK[] =
     "    if f[2] then v = type(v) == 'table' and v[f[2]] or nil end\n"
     "    out[i] = type(v) == 'number' and v or 0\n"
     "  end\n"
-    "  return ok, why, r, table.unpack(out, 1, #fields)\n"
+    "  return ok, why, reads, table.unpack(out, 1, #fields)\n"
     "end\n"
 "local function add(i, text)\n"
     "  local v, err = params.convert(T.params[i], text)\n"

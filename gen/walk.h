@@ -6,10 +6,14 @@
  *
  * check() is a pure function of (cfg, limits), so a rejection that read the
  * parameters R rejects every configuration that agrees with this one on R:
- * the space walk skips them all with one call. The proxy's __pairs counts
- * as reading every parameter, and a template that writes into its cfg
- * (allowed, the write is local to that call) also reads everything: sound,
- * only less pruning. The rules themselves stay in check(), the one place.
+ * the space walk skips them all with one call; a pass that read (with
+ * resources()) the parameters R likewise holds, with the same resources,
+ * for every configuration that agrees on R. The proxy's __pairs counts as
+ * reading every parameter, and a write into cfg (kept for that call only)
+ * also reads everything: sound, only less pruning. (A check() that changed
+ * a parameter's value would make the host's canonical text differ from the
+ * walked one: templates must not.) rawget and next() on cfg see an empty
+ * table. The rules themselves stay in check(), the one place.
  */
 #ifndef KGEN_GEN_WALK_H
 #define KGEN_GEN_WALK_H
