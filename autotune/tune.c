@@ -59,10 +59,42 @@ static double thread_cpu_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Whether the run must stop now: an interrupt or the --time limit (noted in
+ * the report). */
+static int must_stop(kgi_tuner *t)
+{
+    if (t->o->interrupted && *t->o->interrupted)
+        t->rep->interrupted = 1;
+    else if (t->deadline > 0 && kgi_now() > t->deadline)
+        t->rep->timed_out = 1;
+    return t->rep->interrupted || t->rep->timed_out;
+}
+
+/* Progress of the run outside the search (stage "space"). */
+static void stage_progress(kgi_tuner *t, const char *stage)
+{
+    if (!t->o->progress)
+        return;
+    kgi_tune_progress p = {.stage = stage, .walked = t->sp->enumerated, .rejected = t->sp->rejected,
+                           .candidates = t->sp->n, .templates = t->o->ntmpl, .nshapes = t->o->nshapes,
+                           .elapsed_s = kgi_now() - t->t0};
+    t->o->progress(t->o->progress_ud, &p);
+}
+
+/* The walk's tick: progress, and stop on an interrupt or the time limit. */
+static int space_tick(void *ud, const kgi_space *sp)
+{
+    kgi_tuner *t = ud;
+    (void)sp;
+    stage_progress(t, "space");
+    return must_stop(t);
+}
+
 /* Enumerates and checks the space of every template against `lim`. */
 static kg_status build_space(kgi_tuner *t, const kgi_limits *lim, char *err, size_t errlen)
 {
     const kgi_tune_opts *o = t->o;
+    t->sp->tick = space_tick, t->sp->tick_ud = t;
     kgi_host *h = kgi_host_new();
     if (!h)
         return KG_ERR_NOMEM;
@@ -80,9 +112,10 @@ static kg_status build_space(kgi_tuner *t, const kgi_limits *lim, char *err, siz
     }
     if (o->space && (st = kgi_space_check_override(h, o->tmpls, o->ntmpl, o->space, err, errlen)) != KG_OK)
         goto done;
-    for (int i = 0; i < o->ntmpl; i++)
+    for (int i = 0; i < o->ntmpl && !t->sp->stopped; i++)
         if ((st = kgi_space_add_template(t->sp, h, o->tmpls[i], fixed, o->space, lim, err, errlen)) != KG_OK)
             goto done;
+    stage_progress(t, "space");
     if ((st = kgi_space_finalize(t->sp)) != KG_OK)
         goto done;
     if (o->shard_n > 1)
@@ -126,6 +159,10 @@ static kg_status tune_shape(kgi_tuner *t, int si, kgi_strategy_fn strategy)
     if (!rank)
         return KG_ERR_NOMEM;
     kgi_model_rank(t->sp, &t->model, s->sh.m, s->sh.n, s->sh.k, rank);
+    if (must_stop(t)) {
+        free(rank);
+        return KG_OK;
+    }
     int budget = o->budget;
     if (budget <= 0 && strcmp(o->strategy, "exhaustive") != 0)
         budget = n / 10 > 20 ? n / 10 : 20;
@@ -195,6 +232,9 @@ kg_status kgi_tune_run(const kgi_tune_opts *o, kgi_tune_report *rep, char *err, 
         return KG_ERR_INVALID_ARG;
     }
     int arch;
+    stage_progress(&t, "start");
+    if (must_stop(&t))
+        return KG_OK;
     if (o->dry_run) {
         const kgi_limits *lim = kgi_arch_limits(o->arch);
         if (!lim) {
@@ -223,7 +263,7 @@ kg_status kgi_tune_run(const kgi_tune_opts *o, kgi_tune_report *rep, char *err, 
     st = build_space(&t, &rep->limits, err, errlen);
     rep->space_s = kgi_now() - walk0;
     rep->space_cpu_s = thread_cpu_s() - cpu0;
-    if (st != KG_OK)
+    if (st != KG_OK || must_stop(&t))
         goto done;
     rep->space_size = t.sp->n;
     if (!o->dry_run && (st = open_db(&t, err, errlen)) != KG_OK)
@@ -253,10 +293,15 @@ kg_status kgi_tune_run(const kgi_tune_opts *o, kgi_tune_report *rep, char *err, 
 done:
     if (t.pool) {
         kgi_pool_stats(t.pool, &rep->compiled, &rep->compiled_from_cache, &rep->compile_ms);
-        kgi_pool_stop(t.pool);
+        /* stopped: a compile in flight may take seconds; do not wait for it */
+        kgi_pool_stop_within(t.pool, rep->interrupted || rep->timed_out ? 0.2 : -1);
     }
-    for (int i = 0; i < t.nworkers; i++)
-        kgi_worker_quit(&t.workers[i]);
+    for (int i = 0; i < t.nworkers; i++) {
+        if (rep->interrupted)
+            kgi_worker_kill(&t.workers[i], NULL, 0);
+        else
+            kgi_worker_quit(&t.workers[i]);
+    }
     if (t.db) {
         char status[256];
         snprintf(status, sizeof status, "%s; space: %ld combinations, %ld rejected by check(), %d candidates",

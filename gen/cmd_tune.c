@@ -15,8 +15,9 @@
 #include "autotune/tune.h"
 #include "cli.h"
 
+/* The signal that asked the run to stop (SIGINT, SIGTERM), 0 while none. */
 static volatile sig_atomic_t interrupted;
-static void on_signal(int sig) { (void)sig; interrupted = 1; }
+static void on_signal(int sig) { interrupted = sig; }
 
 /* ------------------------------------------------------------ progress */
 
@@ -28,9 +29,36 @@ typedef struct view {
     int active;                 /* a \r line is on screen */
 } view;
 
+/* Before the search: starting, then walking the space (a line at once,
+ * then every 2 s, or a \r line on a terminal). */
+static void show_stage(view *v, const kgi_tune_progress *p)
+{
+    if (strcmp(p->stage, "start") == 0) {
+        fprintf(stderr, "kgen tune: %d shape%s; walking the space of %d template%s\n", p->nshapes,
+                p->nshapes == 1 ? "" : "s", p->templates, p->templates == 1 ? "" : "s");
+        v->last_line = p->elapsed_s;
+        return;
+    }
+    if (v->tty) {
+        fprintf(stderr, "\r\033[K[space] %ld combinations walked, %ld rejected by check(), %d candidates, %.1f s",
+                p->walked, p->rejected, p->candidates, p->elapsed_s);
+        v->active = 1;
+        return;
+    }
+    if (p->elapsed_s - v->last_line < 2)
+        return;
+    v->last_line = p->elapsed_s;
+    fprintf(stderr, "kgen tune: space: %ld combinations walked, %ld rejected by check(), %d candidates, %.0f s\n",
+            p->walked, p->rejected, p->candidates, p->elapsed_s);
+}
+
 static void show_progress(void *ud, const kgi_tune_progress *p)
 {
     view *v = ud;
+    if (p->stage) {
+        show_stage(v, p);
+        return;
+    }
     char best[640] = "none yet";
     if (p->best_ms > 0) {
         double tf = 2.0 * p->sh->m * p->sh->n * (double)p->sh->k / (p->best_ms * 1e9);
@@ -611,8 +639,16 @@ int kgc_cmd_tune(int argc, char **argv)
     }
     if (st != KG_OK)
         fprintf(stderr, "kgen: tune: %s\n", err);
-    rc = st == KG_OK ? (rep.interrupted ? KGC_FAIL : KGC_OK)
-                     : (st == KG_ERR_CONFIG || st == KG_ERR_INVALID_ARG) ? KGC_USAGE : KGC_FAIL;
+    rc = st == KG_OK ? KGC_OK : (st == KG_ERR_CONFIG || st == KG_ERR_INVALID_ARG) ? KGC_USAGE : KGC_FAIL;
+    if (rep.interrupted) {
+        int sig = interrupted ? (int)interrupted : SIGINT;
+        fprintf(stderr, "kgen: tune: interrupted (%s)%s\n", sig == SIGTERM ? "SIGTERM" : "SIGINT",
+                o.dry_run ? "" : "; what finished is in the database: run again to resume");
+        /* A compile may still be running in a pool thread left to finish:
+         * end the process now rather than unwind under it. */
+        fflush(NULL);
+        _exit(128 + sig);
+    }
     kgi_tune_report_free(&rep);
 out:
     free(space_text);
