@@ -3,6 +3,7 @@
  * device and shapes, records every evaluated one in the tuning database
  * (where kg_matmul finds the best), and prints progress and a table.
  */
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -14,6 +15,7 @@
 #include "autotune/strategy.h"
 #include "autotune/tune.h"
 #include "cli.h"
+#include "gen/walk.h"
 
 /* The signal that asked the run to stop (SIGINT, SIGTERM), 0 while none. */
 static volatile sig_atomic_t interrupted;
@@ -287,7 +289,7 @@ static int read_shapes(const char *path, kgi_tune_shape **out, int *n)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
-        fprintf(stderr, "kgen: --shapes: cannot open '%s'\n", path);
+        fprintf(stderr, "kgen: --shapes: cannot open '%s': %s\n", path, strerror(errno));
         return -1;
     }
     char line[512];
@@ -305,7 +307,7 @@ static int read_shapes(const char *path, kgi_tune_shape **out, int *n)
         int off = nt == 4 ? 1 : 0;
         long v[3];
         char what[96];
-        snprintf(what, sizeof what, "%s:%d", path, lineno);
+        snprintf(what, sizeof what, "--shapes %s:%d", path, lineno);
         if ((nt != 3 && nt != 4) || kgc_int(what, tok[off], 1, INT_MAX, &v[0]) || kgc_int(what, tok[off + 1], 1, INT_MAX, &v[1]) ||
             kgc_int(what, tok[off + 2], 1, INT_MAX, &v[2])) {
             if (nt != 3 && nt != 4)
@@ -327,9 +329,12 @@ static int read_shapes(const char *path, kgi_tune_shape **out, int *n)
         snprintf(s->tag, sizeof s->tag, "%.31s", off ? tok[0] : "");
         s->m = (int)v[0], s->n = (int)v[1], s->k = (int)v[2];
     }
+    int bad = ferror(f);
     fclose(f);
-    if (*n == 0) {
-        fprintf(stderr, "kgen: --shapes: '%s' has no shapes\n", path);
+    if (bad || *n == 0) {
+        fprintf(stderr, "kgen: --shapes: '%s' %s\n", path, bad ? "could not be read" : "has no shapes");
+        free(*out);
+        *out = NULL;
         return -1;
     }
     return 0;
@@ -462,6 +467,22 @@ int kgc_cmd_tune(int argc, char **argv)
         goto out;
     }
     o.tmpls = tmpls, o.ntmpl = nt;
+    /* every named template must load and declare a space: said now, before
+     * any GPU worker starts or any database is opened */
+    for (int i = 0; i < nt; i++) {
+        char why[1024];
+        kgi_walk *w;
+        if (kgi_walk_open(ctx->host, tmpls[i], NULL, &w, why, sizeof why) != KG_OK) {
+            fprintf(stderr, "kgen: --template: %s\n", why);
+            goto out;
+        }
+        int has = kgi_walk_has_space(w);
+        kgi_walk_close(w);
+        if (!has) {
+            fprintf(stderr, "kgen: --template: template '%s' declares no `space` to tune\n", tmpls[i]);
+            goto out;
+        }
+    }
     if (strcmp(layout, "nn") && strcmp(layout, "nt") && strcmp(layout, "tn") && strcmp(layout, "tt")) {
         fprintf(stderr, "kgen: --layout must be nn, nt, tn or tt (got '%s')\n", layout);
         goto out;
@@ -476,6 +497,13 @@ int kgc_cmd_tune(int argc, char **argv)
         goto out;
     snprintf(space_text, sl, "%s%s%s", space ? space : "", space && args.config[0] ? " " : "", args.config);
     o.space = space_text[0] ? space_text : NULL;
+    if (o.space) {
+        char why[1024];
+        if (kgi_space_check_override(ctx->host, tmpls, nt, o.space, why, sizeof why) != KG_OK) {
+            fprintf(stderr, "kgen: %s\n", why);
+            goto out;
+        }
+    }
     long v;
     double d;
     o.dry_run = dry != NULL;
