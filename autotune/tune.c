@@ -164,7 +164,9 @@ static kg_status tune_shape(kgi_tuner *t, int si, kgi_strategy_fn strategy)
         return KG_OK;
     }
     int budget = o->budget;
-    if (budget <= 0 && strcmp(o->strategy, "exhaustive") != 0)
+    if (budget <= 0 && strcmp(o->strategy, "auto") == 0)
+        budget = 64; /* kgi_strategy_auto's: the model's top 48, then 16 around the best */
+    else if (budget <= 0 && strcmp(o->strategy, "exhaustive") != 0)
         budget = n / 10 > 20 ? n / 10 : 20;
     s->planned = budget > 0 && budget < n ? budget : n;
     kgi_search search = {.space = t->sp, .eval = o->dry_run ? kgi_tuner_eval_dry : kgi_tuner_eval, .ud = t,

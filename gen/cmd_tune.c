@@ -397,7 +397,7 @@ int kgc_cmd_tune(int argc, char **argv)
         free(av);
         return KGC_USAGE;
     }
-    const char *m = NULL, *n = NULL, *k = NULL, *shapes = NULL, *layout = "nn", *strategy = "exhaustive",
+    const char *m = NULL, *n = NULL, *k = NULL, *shapes = NULL, *layout = "nn", *strategy = "auto",
                *budget = NULL, *time_s = NULL, *db = NULL, *jobs = NULL, *seed = NULL, *device = NULL, *devices = NULL,
                *shard = NULL, *force = NULL, *dry = NULL, *space = NULL, *alpha = NULL, *beta = NULL, *maxsec = NULL,
                *timeout = NULL, *slow = NULL, *noflush = NULL, *maxspill = NULL, *minocc = NULL, *csv = NULL,
