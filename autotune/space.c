@@ -328,17 +328,18 @@ static int next_in(const dim *dims, const int *order, int from, int nv, int *idx
 }
 
 /*
- * The order of the walk: the varying parameters that check() and
- * resources() read for valid configurations (probed on up to 256
- * combinations spread over the space) in the template's order, then those
- * they did not read, so that the subtree below the last read parameter,
- * over which verdict and resources cannot change, is as large as it can
- * be. Any order is sound: the walk skips only what the reads prove.
+ * The order of the walk: the varying parameters by how many of up to 256
+ * combinations spread over the space check() (with resources() for a
+ * pass) read them, most read first (ties in the template's order), so that
+ * the parameters a verdict seldom depends on come last and the subtree
+ * below the deepest parameter read, over which verdict and resources
+ * cannot change, is large. Any order is sound: the walk skips only what
+ * the reads prove.
  */
 static kg_status walk_order(kgi_walk *w, const dim *dims, const int *vary, int nv, int *order, char *err,
                             size_t errlen)
 {
-    uint64_t seen = 0;
+    int seen[KGI_SPACE_MAX_DIMS] = {0};
     int idx[KGI_SPACE_MAX_DIMS] = {0};
     long total = 1;
     for (int q = 0; q < nv; q++)
@@ -354,19 +355,22 @@ static kg_status walk_order(kgi_walk *w, const dim *dims, const int *vary, int n
         uint64_t reads;
         double res[NRES];
         char why[1024];
-        int ok = kgi_walk_check(w, &reads, res, why, sizeof why);
-        if (ok < 0) {
+        if (kgi_walk_check(w, &reads, res, why, sizeof why) < 0) {
             snprintf(err, errlen, "%s", why);
             return KG_ERR_TEMPLATE;
         }
-        if (ok)
-            seen |= reads;
-    }
-    int n = 0;
-    for (int pass = 0; pass < 2; pass++)
         for (int q = 0; q < nv; q++)
-            if (((seen >> vary[q] & 1) != 0) == (pass == 0))
-                order[n++] = vary[q];
+            seen[q] += (int)(reads >> vary[q] & 1);
+    }
+    for (int q = 0; q < nv; q++)
+        order[q] = q;
+    for (int i = 1; i < nv; i++) /* insertion sort: stable, most read first */
+        for (int j = i; j > 0 && seen[order[j]] > seen[order[j - 1]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1], order[j - 1] = t;
+        }
+    for (int q = 0; q < nv; q++)
+        order[q] = vary[order[q]];
     return KG_OK;
 }
 

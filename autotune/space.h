@@ -12,8 +12,8 @@
  * `pruned`: the combination check() saw, its reason, how many it stands
  * for), and a pass adds the whole subtree with the same resources() (read
  * in the same call, and recorded the same way). The order puts the
- * parameters that valid configurations never read last (walk_order in
- * space.c), so their values cost nothing. Candidates are kept with what
+ * parameters verdicts seldom read last (walk_order in space.c), so that
+ * their values cost little. Candidates are kept with what
  * resources() says (for the analytic model) and a coordinate per
  * parameter: the rank of its value among the values that parameter takes
  * in the space, so that strategies can move to neighbours. Texts live in
