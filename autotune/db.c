@@ -1,5 +1,6 @@
 /*
- * db.c -- the tuning database (see db.h) and kg_matmul's lookup in it.
+ * db.c -- the tuning database's writes (see db.h); opening read-only, the
+ * schema check and kg_matmul's lookup are runtime/tunedb.c.
  *
  * Durability: WAL with synchronous=NORMAL keeps every committed transaction
  * when the process dies (kill -9); only a power loss can cost the last few.
@@ -17,9 +18,6 @@
 #include <sqlite3.h>
 
 #include "autotune/db.h"
-#include "runtime/runtime.h"
-
-#define BUSY_TIMEOUT_MS 30000
 
 struct kgi_db {
     sqlite3 *h;
@@ -204,20 +202,6 @@ static const char schema[] =
     "CREATE INDEX IF NOT EXISTS results_best ON results(device, cc, sm_count, layout, outcome, time_ms);\n"
     FINAL_SCHEMA;
 
-int kgi_db_default_path(char *buf, size_t len)
-{
-    const char *env = getenv("KGEN_DB");
-    if (env && env[0])
-        return (size_t)snprintf(buf, len, "%s", env) < len ? 0 : -1;
-    const char *xdg = getenv("XDG_DATA_HOME");
-    if (xdg && xdg[0])
-        return (size_t)snprintf(buf, len, "%s/kgen/tune.db", xdg) < len ? 0 : -1;
-    const char *home = getenv("HOME");
-    if (home && home[0])
-        return (size_t)snprintf(buf, len, "%s/.local/share/kgen/tune.db", home) < len ? 0 : -1;
-    return -1;
-}
-
 /* mkdir -p of the directory that will hold `path`. */
 static int make_parent_dirs(const char *path, char *err, size_t errlen)
 {
@@ -253,22 +237,6 @@ static int exec_sql(kgi_db *db, const char *sql, char *err, size_t errlen)
         return -1;
     }
     return 0;
-}
-
-/* Reads meta.schema_version: the version, 0 when the tables are missing. */
-static int schema_version(kgi_db *db, char *err, size_t errlen)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db->h, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, NULL) != SQLITE_OK) {
-        const char *m = sqlite3_errmsg(db->h);
-        if (strstr(m, "no such table"))
-            return 0;
-        snprintf(err, errlen, "%s: %s", db->path, m);
-        return -1;
-    }
-    int v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
-    sqlite3_finalize(st);
-    return v;
 }
 
 static int prepare(kgi_db *db, sqlite3_stmt **st, const char *sql, char *err, size_t errlen)
@@ -323,20 +291,26 @@ kg_status kgi_db_open(const char *path, int flags, kgi_db **out, char *err, size
     if (!db)
         return KG_ERR_NOMEM;
     snprintf(db->path, sizeof db->path, "%s", path);
-    if (!readonly && (flags & KGI_DB_CREATE) && make_parent_dirs(path, err, errlen) != 0)
+    if (readonly) {
+        if (kgi_tunedb_open(path, &db->h, err, errlen) != KG_OK || prepare_statements(db, 1, err, errlen) != 0)
+            goto fail;
+        *out = db;
+        return KG_OK;
+    }
+    if ((flags & KGI_DB_CREATE) && make_parent_dirs(path, err, errlen) != 0)
         goto fail;
-    int oflags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | ((flags & KGI_DB_CREATE) ? SQLITE_OPEN_CREATE : 0);
+    int oflags = SQLITE_OPEN_READWRITE | ((flags & KGI_DB_CREATE) ? SQLITE_OPEN_CREATE : 0);
     if (sqlite3_open_v2(path, &db->h, oflags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "cannot open tuning database '%s': %s", path,
                  db->h ? sqlite3_errmsg(db->h) : "out of memory");
         goto fail;
     }
-    sqlite3_busy_timeout(db->h, BUSY_TIMEOUT_MS);
-    int v = schema_version(db, err, errlen);
+    sqlite3_busy_timeout(db->h, KGI_DB_BUSY_TIMEOUT_MS);
+    int v = kgi_tunedb_schema_version(db->h, db->path, err, errlen);
     if (v < 0)
         goto fail;
     if (v == 0) {
-        if (readonly || !(flags & KGI_DB_CREATE)) {
+        if (!(flags & KGI_DB_CREATE)) {
             snprintf(err, errlen, "'%s' is not a kgen tuning database (no schema)", path);
             goto fail;
         }
@@ -353,17 +327,11 @@ kg_status kgi_db_open(const char *path, int flags, kgi_db **out, char *err, size
             goto fail;
         v = KGI_DB_SCHEMA_VERSION;
     }
-    if (v == 1 && readonly) {
-        /* final_ms reads as 0 (no finalists) without writing to the file: a
-         * temporary view shadows the table for this connection. */
-        if (exec_sql(db, "CREATE TEMP VIEW results AS SELECT *, 0.0 AS final_ms FROM main.results;", err, errlen) != 0)
-            goto fail;
-        v = KGI_DB_SCHEMA_VERSION;
-    } else if (v == 1) {
+    if (v == 1) {
         if (exec_sql(db, "BEGIN IMMEDIATE;", err, errlen) != 0)
             goto fail;
         /* another process may have upgraded it meanwhile */
-        int again = schema_version(db, err, errlen);
+        int again = kgi_tunedb_schema_version(db->h, db->path, err, errlen);
         if (again == 1 && (exec_sql(db, "ALTER TABLE results ADD COLUMN final_ms REAL NOT NULL DEFAULT 0;", err, errlen) != 0 ||
                            exec_sql(db, FINAL_SCHEMA, err, errlen) != 0 ||
                            exec_sql(db, "UPDATE meta SET value = '2' WHERE key = 'schema_version';", err, errlen) != 0)) {
@@ -378,10 +346,9 @@ kg_status kgi_db_open(const char *path, int flags, kgi_db **out, char *err, size
         snprintf(err, errlen, "'%s' has schema version %d; this kgen reads version %d", path, v, KGI_DB_SCHEMA_VERSION);
         goto fail;
     }
-    if (!readonly && (exec_sql(db, "PRAGMA synchronous=NORMAL;", err, errlen) != 0 ||
-                      exec_sql(db, FINAL_SCHEMA, err, errlen) != 0))
+    if (exec_sql(db, "PRAGMA synchronous=NORMAL;", err, errlen) != 0 || exec_sql(db, FINAL_SCHEMA, err, errlen) != 0)
         goto fail;
-    if (prepare_statements(db, readonly, err, errlen) != 0)
+    if (prepare_statements(db, 0, err, errlen) != 0)
         goto fail;
     *out = db;
     return KG_OK;
@@ -599,4 +566,14 @@ int kgi_db_get(kgi_db *db, const kgi_dbkey *key, kgi_result *out)
     }
     sqlite3_reset(st);
     return found;
+}
+
+/* ------------------------------------------------------------ kg_matmul's lookup */
+
+kg_status kgi_tunedb_find(kgi_db *db, kg_context *ctx, const kg_device_info *info, const char *layout, int m,
+                          int n, int k, char *tmpl, size_t tmpl_len, char *config, size_t config_len, char *why,
+                          size_t why_len)
+{
+    return kgi_tunedb_query(db->h, db->path, ctx, info, layout, m, n, k, tmpl, tmpl_len, config, config_len, why,
+                            why_len);
 }

@@ -21,26 +21,21 @@
 #include <stdio.h>
 
 #include "autotune/result.h"
+#include "runtime/tunedb.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
 
 typedef struct kgi_db kgi_db;
 
-/* 2: results.final_ms (the tuner's final stage). A version-1 file is
- * upgraded in place when opened for writing, and read through a temporary
- * view (final_ms = 0) when opened read-only. */
-#define KGI_DB_SCHEMA_VERSION 2
+/* The schema version, the default path and the best-first order are the
+ * read side's (runtime/tunedb.h). */
 
 enum { KGI_DB_READONLY = 1, KGI_DB_CREATE = 2 };
 
-/* The default database path: $KGEN_DB, else $XDG_DATA_HOME/kgen/tune.db,
- * else $HOME/.local/share/kgen/tune.db. Returns 0, or -1 when none can be
- * formed (no HOME). */
-int kgi_db_default_path(char *buf, size_t len);
-
-/* Opens (KGI_DB_CREATE: creating the file, its directory and the schema) or
- * opens read-only. On failure *out is NULL and err says why. */
+/* Opens (KGI_DB_CREATE: creating the file, its directory and the schema;
+ * upgrading a version-1 file) or opens read-only (kgi_tunedb_open). On
+ * failure *out is NULL and err says why. */
 kg_status kgi_db_open(const char *path, int flags, kgi_db **out, char *err, size_t errlen);
 void kgi_db_close(kgi_db *db);
 const char *kgi_db_path(const kgi_db *db);
@@ -62,11 +57,6 @@ kg_status kgi_db_put(kgi_db *db, const kgi_dbkey *key, const kgi_result *res, lo
 /* Writes n results in one transaction (the check()-pruned part of a space). */
 kg_status kgi_db_put_many(kgi_db *db, const kgi_dbkey *keys, const kgi_result *res, int n, long long run_id,
                           int replace);
-/* SQL ORDER BY terms for a shape's rows, best first, as kg_matmul chooses:
- * the final stage's finalists by final_ms, then the rest by the search's
- * time_ms. */
-#define KGI_DB_BEST_FIRST "final_ms <= 0, CASE WHEN final_ms > 0 THEN final_ms ELSE time_ms END"
-
 /* The tuner's final stage for one shape (key's device, cc, SM count, dtype,
  * layout, M, N, K): in one transaction, clears final_ms on every row of that
  * shape and sets it on the n finalists (keys[i], final_ms[i] > 0). */
@@ -99,11 +89,9 @@ void kgi_db_read_row(struct sqlite3_stmt *stmt, int first, kgi_dbkey *key, kgi_r
 /* "device, cc, ..., created": every column name, comma-separated. */
 const char *kgi_db_column_list(void);
 
-/* lookup.c: kg_matmul's choice for `info`'s device (kgi_tunedb_lookup
- * without the context's device): exact shape, then the nearest tuned shape
- * within a log2 distance of 3; `ctx` supplies the templates' current
- * versions. KG_OK with the template, configuration and why; KG_ERR_DB with
- * why there is none. */
+/* kg_matmul's choice for `info`'s device in this database: runtime/tunedb.h's
+ * kgi_tunedb_query (exact shape, then the nearest tuned shape within a log2
+ * distance of 3; `ctx` supplies the templates' current versions). */
 kg_status kgi_tunedb_find(kgi_db *db, kg_context *ctx, const kg_device_info *info, const char *layout, int m,
                           int n, int k, char *tmpl, size_t tmpl_len, char *config, size_t config_len, char *why,
                           size_t why_len);
@@ -137,7 +125,7 @@ kg_status kgi_db_merge(kgi_db *db, const char *other, int *inserted, int *update
                        size_t errlen);
 
 /* One tuned (device, layout, shape): its rows and its best ok row (the
- * final stage's fastest finalist where it ran, as lookup.c chooses; this
+ * final stage's fastest finalist where it ran, as runtime/tunedb.c chooses; this
  * summary does not check template versions). */
 typedef struct kgi_db_group {
     char device[256];

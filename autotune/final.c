@@ -20,8 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <lua.h>
-
 #include "autotune/tuner.h"
 
 #define FETCH 256 /* rows read to find the finalists among other templates' and versions' rows */
@@ -63,17 +61,7 @@ static int version_of(versions *vs, const char *name)
     for (int i = 0; i < vs->n; i++)
         if (strcmp(vs->name[i], name) == 0)
             return vs->version[i];
-    int v = -1;
-    char err[256];
-    if (vs->host) {
-        lua_State *L = kgi_host_lua(vs->host);
-        int top = lua_gettop(L);
-        if (kgi_host_push_template(vs->host, name, err, sizeof err) == KG_OK) {
-            lua_getfield(L, -1, "version");
-            v = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : -1;
-        }
-        lua_settop(L, top);
-    }
+    int v = vs->host ? kgi_host_template_version(vs->host, name) : -1;
     if (vs->n < 16) {
         snprintf(vs->name[vs->n], sizeof vs->name[0], "%s", name);
         vs->version[vs->n++] = v;

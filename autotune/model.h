@@ -1,6 +1,8 @@
 /*
  * model.h -- an analytic model of a tiled matmul kernel's time, from what
- * the template's resources() says and the device's limits. It orders the
+ * the template's resources() says (template-neutral terms: tiles, threads,
+ * registers, pipeline, slices of K and how they combine, persistent grid,
+ * raster, packing) and the device's limits, SM count, clock and bandwidths. It orders the
  * space for the model-ranked strategy (and the exhaustive sweep, so that a
  * good best-so-far is known early); it is never reported as a measurement.
  */
@@ -14,6 +16,7 @@ typedef struct kgi_model_dev {
     int sm_count;
     double clock_ghz;
     double bandwidth_gbs;      /* DRAM */
+    double l2_bytes;           /* 0: unknown (A and B taken to fit) */
 } kgi_model_dev;
 
 /* From the architecture table's reference part (no GPU). */

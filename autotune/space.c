@@ -14,7 +14,8 @@
 #include <string.h>
 
 #include "autotune/space.h"
-#include "embedded.h"
+#include "gen/config.h"
+#include "gen/embedded.h"
 #include "gen/walk.h"
 
 /* How often (check() calls) the walk calls sp->tick. */
@@ -115,7 +116,7 @@ void kgi_space_free(kgi_space *sp)
 /* ------------------------------------------------------------ templates */
 
 /* Registers template `tmpl` in sp (name, version, parameter names). */
-static int template_index(kgi_space *sp, kgi_walk *w, const char *tmpl, char *err, size_t errlen)
+static int template_index(kgi_space *sp, kgi_host *h, const char *tmpl, char *err, size_t errlen)
 {
     for (int i = 0; i < sp->ntmpl; i++)
         if (strcmp(sp->tmpl[i].name, tmpl) == 0)
@@ -124,7 +125,10 @@ static int template_index(kgi_space *sp, kgi_walk *w, const char *tmpl, char *er
         snprintf(err, errlen, "too many templates (at most %d)", KGI_SPACE_MAX_TEMPLATES);
         return -1;
     }
-    int np = kgi_walk_nparams(w);
+    kgi_template_info info;
+    if (kgi_host_template_info(h, tmpl, &info, err, errlen) != KG_OK)
+        return -1;
+    int np = info.nparams;
     if (np > KGI_SPACE_MAX_DIMS) {
         snprintf(err, errlen, "template '%s' has %d parameters; the tuner handles %d", tmpl, np, KGI_SPACE_MAX_DIMS);
         return -1;
@@ -136,9 +140,9 @@ static int template_index(kgi_space *sp, kgi_walk *w, const char *tmpl, char *er
         return -1;
     }
     snprintf(t->name, sizeof t->name, "%s", tmpl);
-    t->version = kgi_walk_version(w);
+    t->version = info.version < 0 ? 0 : info.version;
     for (int p = 0; p < np; p++)
-        snprintf(t->param[p], sizeof t->param[0], "%s", kgi_walk_param(w, p));
+        snprintf(t->param[p], sizeof t->param[0], "%s", info.param[p].name);
     t->nparams = np;
     return sp->ntmpl++;
 }
@@ -158,60 +162,43 @@ static int raw_index(kgi_space_tmpl *t, int p, const char *text)
 /* Finds `name=v1,v2` in a space text ("bm=64,128 tm=4"); fills vals. */
 static int text_values(const char *text, const char *name, char (*vals)[32], int *n, char *err, size_t errlen)
 {
-    size_t nlen = strlen(name);
-    for (const char *p = text; p && *p;) {
-        p += strspn(p, " \t\n");
-        size_t len = strcspn(p, " \t\n");
-        if (len > nlen && strncmp(p, name, nlen) == 0 && p[nlen] == '=') {
-            *n = 0;
-            const char *v = p + nlen + 1, *end = p + len;
-            while (v <= end) {
-                size_t vl = strcspn(v, ",");
-                if (v + vl > end)
-                    vl = (size_t)(end - v);
-                if (vl == 0 || vl >= 32 || *n == KGI_SPACE_MAX_VALUES) {
-                    snprintf(err, errlen, "%s: bad value list '%.*s'", name, (int)len, p);
-                    return -1;
-                }
-                snprintf(vals[(*n)++], 32, "%.*s", (int)vl, v);
-                v += vl + 1;
-            }
-            return 1;
+    kgi_config c;
+    if (kgi_config_parse(&c, text, err, errlen) != 0)
+        return -1;
+    const char *list = kgi_config_get(&c, name);
+    if (!list)
+        return 0;
+    *n = 0;
+    for (const char *v = list;; v += strcspn(v, ",") + 1) {
+        size_t vl = strcspn(v, ",");
+        if (vl == 0 || vl >= 32 || *n == KGI_SPACE_MAX_VALUES) {
+            snprintf(err, errlen, "%s: bad value list '%s'", name, list);
+            return -1;
         }
-        p += len;
+        snprintf(vals[(*n)++], 32, "%.*s", (int)vl, v);
+        if (!v[vl])
+            return 1;
     }
-    return 0;
 }
 
 kg_status kgi_space_check_override(kgi_host *h, const char *const *tmpls, int ntmpl, const char *override,
                                    char *err, size_t errlen)
 {
-    for (const char *p = override; p && *p;) {
-        p += strspn(p, " \t\n");
-        size_t len = strcspn(p, " \t\n");
-        if (!len)
-            break;
-        const char *eq = memchr(p, '=', len);
-        if (!eq || eq == p || eq + 1 == p + len) {
-            snprintf(err, errlen, "--space: '%.*s' is not of the form name=v1,v2,...", (int)len, p);
-            return KG_ERR_CONFIG;
-        }
-        char name[64];
-        snprintf(name, sizeof name, "%.*s", (int)(eq - p), p);
+    kgi_config c;
+    char why[256];
+    if (kgi_config_parse(&c, override, why, sizeof why) != 0) {
+        snprintf(err, errlen, "--space: %s", why);
+        return KG_ERR_CONFIG;
+    }
+    for (int p = 0; p < c.n; p++) {
         int found = 0;
-        for (int i = 0; i < ntmpl && !found; i++) {
-            kgi_walk *w;
-            kg_status st = kgi_walk_open(h, tmpls[i], NULL, &w, err, errlen);
-            if (st != KG_OK)
-                return st == KG_ERR_TEMPLATE ? st : KG_ERR_CONFIG;
-            found = kgi_walk_find(w, name) >= 0;
-            kgi_walk_close(w);
-        }
+        for (int i = 0; i < ntmpl && !found; i++)
+            if (kgi_host_has_param(h, tmpls[i], c.param[p].name, &found, err, errlen) != KG_OK)
+                return KG_ERR_CONFIG;
         if (!found) {
-            snprintf(err, errlen, "--space: no template being tuned has a parameter '%s'", name);
+            snprintf(err, errlen, "--space: no template being tuned has a parameter '%s'", c.param[p].name);
             return KG_ERR_CONFIG;
         }
-        p += len;
     }
     return KG_OK;
 }
@@ -235,19 +222,19 @@ static int cmp_values(const void *a, const void *b)
 
 /* Parameter p's values: the override, then `fixed`, then the template's
  * space, else its default; converted by the walk, deduplicated and sorted. */
-static kg_status dim_values(kgi_walk *w, kgi_space_tmpl *t, int p, const char *fixed, const char *override, dim *d,
-                            char *err, size_t errlen)
+static kg_status dim_values(kgi_host *h, kgi_walk *w, kgi_space_tmpl *t, const kgi_template_info *info, int p,
+                            const char *fixed, const char *override, dim *d, char *err, size_t errlen)
 {
     char given[KGI_SPACE_MAX_VALUES][32], canon[KGI_SPACE_MAX_VALUES][32];
     int n = 0;
-    const char *name = kgi_walk_param(w, p);
+    const char *name = t->param[p];
     int r = text_values(override, name, given, &n, err, errlen);
     if (r == 0)
         r = text_values(fixed, name, given, &n, err, errlen);
     if (r < 0)
         return KG_ERR_CONFIG;
-    if (r == 0 && (n = kgi_walk_space_values(w, p, given, KGI_SPACE_MAX_VALUES)) == 0)
-        snprintf(given[n++], 32, "%s", kgi_walk_default(w, p));
+    if (r == 0 && (n = kgi_host_space_values(h, t->name, name, given, KGI_SPACE_MAX_VALUES)) == 0)
+        snprintf(given[n++], 32, "%s", info->param[p].dflt);
     /* every value must parse for this template (check() comes later) */
     int nc = 0;
     for (int i = 0; i < n; i++) {
@@ -276,21 +263,6 @@ static kg_status dim_values(kgi_walk *w, kgi_space_tmpl *t, int p, const char *f
         }
     }
     return KG_OK;
-}
-
-/* The numbers of resources() the walk returns with a pass, into a kgi_res. */
-static const char *const RES_FIELDS[] = {"threads", "smem_static", "smem_dynamic", "outputs_per_thread", "loads_a",
-                                         "loads_b", "flops_per_phase", "tile.m",      "tile.n",       "tile.k"};
-#define NRES ((int)(sizeof RES_FIELDS / sizeof *RES_FIELDS))
-
-static void to_res(const double *v, kgi_res *r)
-{
-    memset(r, 0, sizeof *r);
-    r->threads = (int)v[0];
-    r->smem = (long)(v[1] + v[2]);
-    r->outputs = (int)v[3];
-    r->loads_a = v[4], r->loads_b = v[5], r->flops_per_phase = v[6];
-    r->tile_m = (int)v[7], r->tile_n = (int)v[8], r->tile_k = (int)v[9];
 }
 
 /* The canonical text of the current combination: every parameter in order. */
@@ -353,9 +325,9 @@ static kg_status walk_order(kgi_walk *w, const dim *dims, const int *vary, int n
             kgi_walk_set(w, vary[q], dims[vary[q]].slot[idx[vary[q]]]);
         }
         uint64_t reads;
-        double res[NRES];
+        kgi_resources res;
         char why[1024];
-        if (kgi_walk_check(w, &reads, res, why, sizeof why) < 0) {
+        if (kgi_walk_check(w, &reads, &res, why, sizeof why) < 0) {
             snprintf(err, errlen, "%s", why);
             return KG_ERR_TEMPLATE;
         }
@@ -406,8 +378,8 @@ static kg_status walk(kgi_space *sp, kgi_walk *w, int ti, const dim *dims, char 
                 kgi_walk_set(w, order[q], dims[order[q]].slot[idx[order[q]]]);
             }
         uint64_t reads = 0;
-        double res[NRES];
-        int ok = kgi_walk_check(w, &reads, res, why, sizeof why);
+        kgi_resources res;
+        int ok = kgi_walk_check(w, &reads, &res, why, sizeof why);
         if (ok < 0) {
             snprintf(err, errlen, "%s", why);
             return KG_ERR_TEMPLATE;
@@ -420,7 +392,7 @@ static kg_status walk(kgi_space *sp, kgi_walk *w, int ti, const dim *dims, char 
             kgi_cand c;
             memset(&c, 0, sizeof c);
             c.tmpl = ti;
-            to_res(res, &c.res);
+            kgi_res_from(&res, &c.res);
             do {
                 config_text(t, dims, idx, config, sizeof config);
                 for (int p = 0; p < np; p++)
@@ -450,28 +422,31 @@ static kg_status walk(kgi_space *sp, kgi_walk *w, int ti, const dim *dims, char 
 kg_status kgi_space_add_template(kgi_space *sp, kgi_host *h, const char *tmpl, const char *fixed,
                                  const char *override, const kgi_limits *lim, char *err, size_t errlen)
 {
+    int ti = template_index(sp, h, tmpl, err, errlen);
+    if (ti < 0)
+        return KG_ERR_TEMPLATE;
+    if (!kgi_host_has_space(h, tmpl) && !(fixed && fixed[0])) {
+        snprintf(err, errlen, "template '%s' declares no `space` to tune", tmpl);
+        return KG_ERR_CONFIG;
+    }
     kgi_walk *w;
     kg_status st = kgi_walk_open(h, tmpl, lim, &w, err, errlen);
     if (st != KG_OK)
         return st == KG_ERR_CONFIG ? KG_ERR_TEMPLATE : st;
-    int ti = template_index(sp, w, tmpl, err, errlen);
     dim *dims = calloc(KGI_SPACE_MAX_DIMS, sizeof *dims);
-    if (ti < 0 || !dims) {
-        st = ti < 0 ? KG_ERR_TEMPLATE : KG_ERR_NOMEM;
+    kgi_template_info *info = malloc(sizeof *info);
+    if (!dims || !info) {
+        st = KG_ERR_NOMEM;
         goto done;
     }
-    if (!kgi_walk_has_space(w) && !(fixed && fixed[0])) {
-        snprintf(err, errlen, "template '%s' declares no `space` to tune", tmpl);
-        st = KG_ERR_CONFIG;
-        goto done;
-    }
-    if ((st = kgi_walk_fields(w, RES_FIELDS, NRES, err, errlen)) != KG_OK)
+    if ((st = kgi_host_template_info(h, tmpl, info, err, errlen)) != KG_OK)
         goto done;
     for (int p = 0; p < sp->tmpl[ti].nparams; p++)
-        if ((st = dim_values(w, &sp->tmpl[ti], p, fixed, override, &dims[p], err, errlen)) != KG_OK)
+        if ((st = dim_values(h, w, &sp->tmpl[ti], info, p, fixed, override, &dims[p], err, errlen)) != KG_OK)
             goto done;
     st = walk(sp, w, ti, dims, err, errlen);
 done:
+    free(info);
     free(dims);
     kgi_walk_close(w);
     return st;
@@ -480,62 +455,38 @@ done:
 kg_status kgi_space_add_config(kgi_space *sp, kgi_host *h, const char *tmpl, const char *config,
                                const kgi_limits *lim, char *err, size_t errlen)
 {
-    kgi_walk *w;
-    kg_status st = kgi_walk_open(h, tmpl, lim, &w, err, errlen);
-    if (st != KG_OK)
-        return st == KG_ERR_CONFIG ? KG_ERR_TEMPLATE : st;
-    int ti = template_index(sp, w, tmpl, err, errlen);
-    kgi_walk_close(w);
+    int ti = template_index(sp, h, tmpl, err, errlen);
     if (ti < 0)
         return KG_ERR_TEMPLATE;
     kgi_cand c;
     memset(&c, 0, sizeof c);
     c.tmpl = ti;
     char canon[2048], why[1024];
-    st = kgi_host_check(h, tmpl, config, lim, canon, sizeof canon, why, sizeof why);
+    kg_status st = kgi_host_check(h, tmpl, config, lim, canon, sizeof canon, why, sizeof why);
     if (st == KG_ERR_CONFIG)
         return add_pruned(sp, ti, config, why, "", 1) == 0 ? KG_OK : KG_ERR_NOMEM;
     if (st != KG_OK) {
         snprintf(err, errlen, "%s", why);
         return st;
     }
-    /* coordinates from the canonical text, one token per parameter */
+    /* coordinates: the raw index of each parameter's canonical value */
     kgi_space_tmpl *t = &sp->tmpl[ti];
-    const char *p = canon;
-    for (int q = 0; q < t->nparams && p; q++) {
-        const char *eq = strchr(p, '=');
-        size_t n = eq ? strcspn(eq + 1, " ") : 0;
+    for (int q = 0; q < t->nparams; q++) {
         char v[32];
-        snprintf(v, sizeof v, "%.*s", (int)n, eq ? eq + 1 : "");
+        if (kgi_config_text_get(canon, t->param[q], v, sizeof v) != 0) {
+            snprintf(err, errlen, "template '%s': its canonical configuration '%s' has no %s", tmpl, canon,
+                     t->param[q]);
+            return KG_ERR_TEMPLATE;
+        }
         if ((c.coord[q] = raw_index(t, q, v)) < 0) {
             snprintf(err, errlen, "template '%s': %s: too many distinct values", tmpl, t->param[q]);
             return KG_ERR_CONFIG;
         }
-        p = eq ? strchr(eq, ' ') : NULL;
-        if (p)
-            p++;
     }
-    if ((st = kgi_walk_open(h, tmpl, lim, &w, err, errlen)) != KG_OK)
+    kgi_resources res;
+    if ((st = kgi_host_resources(h, tmpl, canon, &res, err, errlen)) != KG_OK)
         return st;
-    /* resources() of exactly this configuration: set each parameter */
-    for (int q = 0; q < t->nparams && st == KG_OK; q++) {
-        int slot = kgi_walk_add_value(w, q, t->value[q][c.coord[q]], why, sizeof why, err, errlen);
-        if (slot < 0)
-            st = KG_ERR_CONFIG;
-        else
-            kgi_walk_set(w, q, slot);
-    }
-    uint64_t reads;
-    double res[NRES] = {0};
-    if (st == KG_OK && (st = kgi_walk_fields(w, RES_FIELDS, NRES, err, errlen)) == KG_OK &&
-        kgi_walk_check(w, &reads, res, why, sizeof why) != 1) {
-        snprintf(err, errlen, "template '%s': check() passed and then did not: %s", tmpl, why);
-        st = KG_ERR_TEMPLATE;
-    }
-    to_res(res, &c.res);
-    kgi_walk_close(w);
-    if (st != KG_OK)
-        return st;
+    kgi_res_from(&res, &c.res);
     if (!(c.config = keep(sp, canon)) || add_cand(sp, &c) != 0)
         return KG_ERR_NOMEM;
     sp->enumerated++;
@@ -648,18 +599,6 @@ void kgi_space_shard(kgi_space *sp, int i, int n)
 
 /* ------------------------------------------------------------ discovery */
 
-/* Whether template `name` loads and declares a `space` table. */
-static int has_space(kgi_host *h, const char *name)
-{
-    char err[512];
-    kgi_walk *w;
-    if (kgi_walk_open(h, name, NULL, &w, err, sizeof err) != KG_OK)
-        return 0;
-    int yes = kgi_walk_has_space(w);
-    kgi_walk_close(w);
-    return yes;
-}
-
 static int cmp_names(const void *a, const void *b) { return strcmp(a, b); }
 
 static int add_name(char names[][64], int n, int max, const char *name)
@@ -685,7 +624,7 @@ int kgi_space_templates(kgi_host *h, const char *path, char names[][64], int max
             if (el > 4 && el < 64 && strcmp(e->d_name + el - 4, ".lua") == 0) {
                 char mod[64];
                 snprintf(mod, sizeof mod, "%.*s", (int)(el - 4), e->d_name);
-                if (has_space(h, mod))
+                if (kgi_host_has_space(h, mod))
                     n = add_name(names, n, max, mod);
             }
         }
@@ -696,7 +635,7 @@ int kgi_space_templates(kgi_host *h, const char *path, char names[][64], int max
             p++;
     }
     for (const kgi_embedded *e = kgi_embedded_files; e->module; e++)
-        if (strncmp(e->module, "lib.", 4) != 0 && has_space(h, e->module))
+        if (strncmp(e->module, "lib.", 4) != 0 && kgi_host_has_space(h, e->module))
             n = add_name(names, n, max, e->module);
     /* Sorted, so that the space, its order and its shards are reproducible. */
     qsort(names, (size_t)n, sizeof names[0], cmp_names);

@@ -29,7 +29,24 @@
 #define KGI_SPACE_MAX_VALUES 64
 #define KGI_SPACE_KEEP_PRUNED 4096 /* rejected subtrees kept in detail (all are counted) */
 
-/* What resources() reports, before anything is compiled. */
+/* How the K slices of one tile of C meet (resources()' `combine`). */
+typedef enum kgi_combine {
+    KGI_COMBINE_STORE,         /* one slice: the block stores its tile */
+    KGI_COMBINE_ATOMIC,        /* slices add into C with atomic additions */
+    KGI_COMBINE_CLUSTER        /* slices are one cluster, summed in distributed shared memory */
+} kgi_combine;
+
+/* What a beta pass before the main kernel touches (`beta_pass`). */
+typedef enum kgi_beta_pass {
+    KGI_BETA_NONE,
+    KGI_BETA_ALL,              /* all of C */
+    KGI_BETA_SPREAD            /* the tiles a persistent grid cuts along K */
+} kgi_beta_pass;
+
+/* What resources() reports, before anything is compiled. The fields after
+ * flops_per_phase describe the kernel to the analytic model in
+ * template-neutral terms (templates/README.md); a template that leaves
+ * them out gets the defaults of kgi_res_from: a plain kernel. */
 typedef struct kgi_res {
     int threads;
     long smem;                 /* static + dynamic bytes per block */
@@ -37,7 +54,27 @@ typedef struct kgi_res {
     int outputs;               /* outputs of C per thread */
     double loads_a, loads_b;   /* floats read from global memory per phase */
     double flops_per_phase;
+    char layout[4];            /* "nn", "nt", "tn", "tt": op(A), op(B) */
+    int registers;             /* estimated per thread (0: unknown) */
+    int min_blocks;            /* blocks per SM the register cap must allow */
+    int stages;                /* tiles of K in flight: 0 none, 1 register prefetch, >= 2 a ring */
+    int async_copy;            /* 1: global -> shared copies bypass registers (cp.async) */
+    int copy_a, copy_b;        /* floats per global load instruction */
+    double smem_reads;         /* floats read from shared memory per thread per tile of K (0: unknown) */
+    double smem_loads;         /* the instructions that read them (0: one per float) */
+    int raster;                /* block rows walked together */
+    int kslices;               /* slices of K per tile of C (grid z) */
+    kgi_combine combine;
+    int atomic_width;          /* floats per atomic addition */
+    kgi_beta_pass beta_pass;
+    int persistent;            /* 1: grid of SMs x resident blocks, looping over tiles */
+    int spread_waves;          /* persistent: trailing waves of tiles cut along K (1 or 2) */
+    int pack;                  /* operands whose rows are not multiples of this many floats are first copied */
 } kgi_res;
+
+/* r from what the host read of resources(), the model's fields defaulting
+ * to a plain kernel (resources.c). */
+void kgi_res_from(const kgi_resources *in, kgi_res *r);
 
 typedef struct kgi_cand {
     int tmpl;                  /* index into kgi_space.tmpl */

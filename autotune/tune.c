@@ -13,6 +13,7 @@
 
 #include "autotune/strategy.h"
 #include "autotune/tuner.h"
+#include "gen/config.h"
 
 /* Starts one worker per requested device and checks that they are the same
  * kind of GPU (one database key per run). */
@@ -101,7 +102,8 @@ static kg_status build_space(kgi_tuner *t, const kgi_limits *lim, char *err, siz
     kg_status st = KG_OK;
     char fixed[64];
     snprintf(fixed, sizeof fixed, "layout=%s", o->layout);
-    if (o->space && strstr(o->space, "layout=")) {
+    char lay[KGI_CONFIG_VALUE];
+    if (o->space && kgi_config_text_get(o->space, "layout", lay, sizeof lay) == 0) {
         snprintf(err, errlen, "--space: give the layout with --layout, not in the space");
         st = KG_ERR_CONFIG;
         goto done;

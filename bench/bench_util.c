@@ -2,13 +2,14 @@
  * bench_util.c -- shapes, operands, the cuBLAS reference, comparison and
  * timing for kgen's benchmark programs (see bench_util.h).
  */
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench_util.h"
-#include "runtime/internal.h"
 
 int kgb_cuda_ok(cudaError_t rc, const char *what)
 {
@@ -26,11 +27,23 @@ static int cublas_ok(cublasStatus_t rc, const char *what)
     return -1;
 }
 
+/* A size field: a whole number in [lo, INT_MAX]. */
+static int parse_size(const char *tok, int lo, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(tok, &end, 10);
+    if (errno || *end || end == tok || v < lo || v > INT_MAX)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
 int kgb_read_shapes(const char *path, kgb_shape **out)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
-        fprintf(stderr, "kgen-bench: cannot open shapes file '%s'\n", path);
+        fprintf(stderr, "kgen-bench: cannot open shapes file '%s': %s\n", path, strerror(errno));
         return -1;
     }
     kgb_shape *list = NULL;
@@ -41,13 +54,31 @@ int kgb_read_shapes(const char *path, kgb_shape **out)
         char *hash = strchr(line, '#');
         if (hash)
             *hash = '\0';
-        kgb_shape s;
-        char extra[2];
-        int got = sscanf(line, "%31s %d %d %d %1s", s.tag, &s.m, &s.n, &s.k, extra);
-        if (got <= 0)
+        char *tok[8], *save = NULL;
+        int nt = 0;
+        for (char *t = strtok_r(line, " \t\r\n", &save); t; t = strtok_r(NULL, " \t\r\n", &save)) {
+            if (nt < 8)
+                tok[nt] = t;
+            nt++;
+        }
+        if (nt == 0)
             continue; /* blank or comment */
-        if (got != 4 || s.m < 1 || s.n < 1 || s.k < 1) {
-            fprintf(stderr, "kgen-bench: %s:%d: expected 'tag M N K' with M, N, K >= 1\n", path, lineno);
+        kgb_shape s;
+        memset(&s, 0, sizeof s);
+        if ((nt != 4 && nt != 7) || strlen(tok[0]) >= sizeof s.tag) {
+            fprintf(stderr, "kgen-bench: %s:%d: expected 'tag M N K' or 'tag M N K LDA LDB LDC' (a tag of at most %zu "
+                    "characters)\n", path, lineno, sizeof s.tag - 1);
+            goto fail;
+        }
+        snprintf(s.tag, sizeof s.tag, "%s", tok[0]);
+        if (parse_size(tok[1], 1, &s.m) || parse_size(tok[2], 1, &s.n) || parse_size(tok[3], 1, &s.k)) {
+            fprintf(stderr, "kgen-bench: %s:%d: expected 'tag M N K' with M, N, K >= 1 and at most 2147483647 (got '%s %s %s')\n", path,
+                    lineno, tok[1], tok[2], tok[3]);
+            goto fail;
+        }
+        if (nt == 7 && (parse_size(tok[4], 1, &s.lda) || parse_size(tok[5], 1, &s.ldb) || parse_size(tok[6], 1, &s.ldc))) {
+            fprintf(stderr, "kgen-bench: %s:%d: LDA, LDB, LDC must be whole numbers >= 1 (got '%s %s %s')\n", path,
+                    lineno, tok[4], tok[5], tok[6]);
             goto fail;
         }
         if (n == cap) {
@@ -60,6 +91,10 @@ int kgb_read_shapes(const char *path, kgb_shape **out)
             list = grown;
         }
         list[n++] = s;
+    }
+    if (ferror(f)) {
+        fprintf(stderr, "kgen-bench: cannot read shapes file '%s': %s\n", path, strerror(errno));
+        goto fail;
     }
     fclose(f);
     if (n == 0) {
@@ -75,6 +110,42 @@ fail:
     return -1;
 }
 
+void kgb_packed_ld(const char *layout, int m, int n, int k, int *lda, int *ldb, int *ldc)
+{
+    *lda = layout[0] == 't' ? m : k;
+    *ldb = layout[1] == 't' ? k : n;
+    *ldc = n;
+}
+
+int kgb_check_ld(const kgb_shape *s, const char *layout)
+{
+    if (!s->lda)
+        return 0;
+    int lda, ldb, ldc;
+    kgb_packed_ld(layout, s->m, s->n, s->k, &lda, &ldb, &ldc);
+    const char *name = s->lda < lda ? "LDA" : s->ldb < ldb ? "LDB" : s->ldc < ldc ? "LDC" : NULL;
+    if (!name)
+        return 0;
+    fprintf(stderr, "kgen-bench: shape %s in layout %s: %s %d is shorter than a row (LDA >= %d, LDB >= %d, LDC >= %d)\n",
+            s->tag, layout, name, name[2] == 'A' ? s->lda : name[2] == 'B' ? s->ldb : s->ldc, lda, ldb, ldc);
+    return -1;
+}
+
+/* Uniform in (-1, 1), never 0, exact in fp32: (2m + 1 - 2^24) / 2^24 for a
+ * 24-bit m from splitmix64. */
+static void fill_random(float *x, size_t n, unsigned long long seed)
+{
+    unsigned long long s = seed;
+    for (size_t i = 0; i < n; i++) {
+        unsigned long long z = (s += 0x9e3779b97f4a7c15ULL);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        z ^= z >> 31;
+        long m = (long)(z >> 40);
+        x[i] = (float)(2 * m + 1 - (1L << 24)) / 16777216.0f;
+    }
+}
+
 static int upload_random(float **dst, size_t count, unsigned long long seed)
 {
     float *host = malloc(count * sizeof *host);
@@ -82,7 +153,7 @@ static int upload_random(float **dst, size_t count, unsigned long long seed)
         fprintf(stderr, "kgen-bench: out of host memory (%zu floats)\n", count);
         return -1;
     }
-    kgi_fill_random(host, count, seed); /* libkgen's: uniform in (-1, 1), never 0 */
+    fill_random(host, count, seed);
     int rc = kgb_cuda_ok(cudaMalloc((void **)dst, count * sizeof *host), "cudaMalloc");
     if (rc == 0)
         rc = kgb_cuda_ok(cudaMemcpy(*dst, host, count * sizeof *host, cudaMemcpyHostToDevice), "upload");
@@ -90,23 +161,25 @@ static int upload_random(float **dst, size_t count, unsigned long long seed)
     return rc;
 }
 
-int kgb_problem_init(kgb_problem *p, const char *layout, int m, int n, int k, int ld_mult,
+int kgb_problem_init(kgb_problem *p, const char *layout, const kgb_shape *s, int ld_mult,
                      unsigned long long seed)
 {
     if (ld_mult < 1)
         ld_mult = 1;
     memset(p, 0, sizeof *p);
     snprintf(p->layout, sizeof p->layout, "%s", layout);
-    p->m = m, p->n = n, p->k = k;
+    p->m = s->m, p->n = s->n, p->k = s->k;
+    kgb_packed_ld(layout, s->m, s->n, s->k, &p->lda, &p->ldb, &p->ldc);
+    if (s->lda) {
+        p->lda = s->lda, p->ldb = s->ldb, p->ldc = s->ldc;
+    } else {
+        p->lda = (p->lda + ld_mult - 1) / ld_mult * ld_mult;
+        p->ldb = (p->ldb + ld_mult - 1) / ld_mult * ld_mult;
+    }
     int at = layout[0] == 't', bt = layout[1] == 't';
-    p->lda = at ? m : k; /* A stored M x K, or K x M when transposed */
-    p->ldb = bt ? k : n; /* B stored K x N, or N x K */
-    p->lda = (p->lda + ld_mult - 1) / ld_mult * ld_mult;
-    p->ldb = (p->ldb + ld_mult - 1) / ld_mult * ld_mult;
-    p->ldc = n;
-    p->a_count = (size_t)(at ? k : m) * p->lda;
-    p->b_count = (size_t)(bt ? n : k) * p->ldb;
-    p->c_count = (size_t)m * n;
+    p->a_count = (size_t)(at ? s->k : s->m) * p->lda; /* A stored M x K, or K x M when transposed */
+    p->b_count = (size_t)(bt ? s->n : s->k) * p->ldb; /* B stored K x N, or N x K */
+    p->c_count = (size_t)s->m * p->ldc;
     if (upload_random(&p->a, p->a_count, seed) || upload_random(&p->b, p->b_count, seed + 1) ||
         upload_random(&p->c_init, p->c_count, seed + 2) ||
         kgb_cuda_ok(cudaMalloc((void **)&p->c, p->c_count * sizeof(float)), "cudaMalloc C") ||
@@ -162,7 +235,7 @@ int kgb_cublas(cublasHandle_t h, const kgb_problem *p, float alpha, float beta, 
                      "cublasSgemm");
 }
 
-int kgb_compare(const kgb_problem *p, const float *c, const float *ref, double *err)
+int kgb_compare(const kgb_problem *p, const float *c, const float *ref, int poisoned, double *err)
 {
     size_t n = p->c_count;
     float *hc = malloc(n * sizeof *hc), *hr = malloc(n * sizeof *hr);
@@ -176,16 +249,29 @@ int kgb_compare(const kgb_problem *p, const float *c, const float *ref, double *
         goto out;
     double maxdiff = 0.0, maxref = 0.0;
     int bad = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!isfinite(hc[i]))
-            bad = 1;
-        double d = fabs((double)hc[i] - (double)hr[i]);
-        if (d > maxdiff)
-            maxdiff = d;
-        if (fabs((double)hr[i]) > maxref)
-            maxref = fabs((double)hr[i]);
+    size_t padding_changed = 0;
+    for (int r = 0; r < p->m; r++) {
+        const float *cr = hc + (size_t)r * p->ldc, *rr = hr + (size_t)r * p->ldc;
+        for (int j = 0; j < p->n; j++) {
+            if (!isfinite(cr[j]))
+                bad = 1;
+            double d = fabs((double)cr[j] - (double)rr[j]);
+            if (d > maxdiff)
+                maxdiff = d;
+            if (fabs((double)rr[j]) > maxref)
+                maxref = fabs((double)rr[j]);
+        }
+        for (int j = p->n; j < p->ldc; j++) {
+            /* kgb_poison's pattern: every byte 0xff */
+            static const unsigned char poison[sizeof(float)] = {0xff, 0xff, 0xff, 0xff};
+            if (memcmp(&cr[j], poisoned ? (const void *)poison : (const void *)&rr[j], sizeof(float)) != 0)
+                padding_changed++;
+        }
     }
-    *err = bad ? INFINITY : maxdiff / (maxref > 0.0 ? maxref : 1.0);
+    if (padding_changed)
+        fprintf(stderr, "kgen-bench: %zu values of C between N = %d and ldc = %d were written\n", padding_changed,
+                p->n, p->ldc);
+    *err = bad || padding_changed ? INFINITY : maxdiff / (maxref > 0.0 ? maxref : 1.0);
     rc = 0;
 out:
     free(hc);

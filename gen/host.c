@@ -17,8 +17,13 @@
 #include <lua.h>
 #include <lualib.h>
 
+#include "config.h"
 #include "embedded.h"
-#include "runtime/internal.h"
+#include "host_lua.h"
+
+#ifndef KGEN_VERSION
+#define KGEN_VERSION KG_VERSION
+#endif
 
 struct kgi_host {
     lua_State *L;
@@ -430,6 +435,14 @@ kg_status kgi_host_push_config(kgi_host *h, const char *tmpl, const char *config
     }
     lua_remove(h->L, -2);
     return KG_OK;
+}
+
+kg_status kgi_host_parse(kgi_host *h, const char *tmpl, const char *config, char *err, size_t errlen)
+{
+    int top = lua_gettop(h->L);
+    kg_status st = kgi_host_push_config(h, tmpl, config, err, errlen);
+    lua_settop(h->L, top);
+    return st;
 }
 
 void kgi_host_push_limits(kgi_host *h, const kgi_limits *lim)

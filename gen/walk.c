@@ -14,20 +14,21 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "gen/walk.h"
+#include "host_lua.h"
+#include "walk.h"
 
 struct kgi_walk {
     kgi_host *h;
     int nparams;
     char names[KGI_WALK_MAX_PARAMS][32];
-    char defaults[KGI_WALK_MAX_PARAMS][32];
-    int version;
-    int tmpl_ref, vals_ref, slots_ref, check_ref, fields_ref, add_ref;
-    int nfields;                /* resources() fields check returns with a pass */
+    int vals_ref, slots_ref, check_ref, add_ref;
     int gc_mode;                /* the collector's mode before the walk */
 };
 
-/* ... = T, limits. Returns vals, slots, check, set_fields, add. */
+/* ... = T, limits. Returns vals, slots, check, add. check(want) returns
+ * ok, why, reads and, for a pass with `want`, resources()'s result and the
+ * proxy (C reads both with kgi_read_resources; the layout and pad it reads
+ * of the configuration are read here first, so that they count). */
 static const char WALK[] =
     "local T, limits = ...\n"
     "local params = require 'lib.params'\n"
@@ -54,36 +55,23 @@ static const char WALK[] =
     "  end,\n"
     "})\n"
     "local check, resources = T.check, T.resources\n"
-    "local fields, out = {}, {}\n"
-    "local function set_fields(...)\n"
-    "  fields = {}\n"
-    "  for i, f in ipairs({ ... }) do\n"
-    "    local a, b = f:match('^([^.]+)%.(.+)$')\n"
-    "    fields[i] = a and { a, b } or { f }\n"
-    "  end\n"
-    "end\n"
-    "local function walk_check()\n"
+    "local function walk_check(want)\n"
     "  reads, over = 0, nil\n"
     "  local ok, why = check(cfg, limits)\n"
-    "  local r = reads\n"
-    "  if not ok or #fields == 0 then return ok, why, r end\n"
+    "  if not ok or not want then return ok, why, reads end\n"
     "  over = nil\n"
     "  local res = resources(cfg)\n"
-    "  for i, f in ipairs(fields) do\n"
-    "    local v = type(res) == 'table' and res[f[1]] or nil\n"
-    "    if f[2] then v = type(v) == 'table' and v[f[2]] or nil end\n"
-    "    out[i] = type(v) == 'number' and v or 0\n"
-    "  end\n"
-    "  return ok, why, reads, table.unpack(out, 1, #fields)\n"
+    "  local _ = cfg.layout, cfg.pad\n"
+    "  return ok, why, reads, res, cfg\n"
     "end\n"
-"local function add(i, text)\n"
+    "local function add(i, text)\n"
     "  local v, err = params.convert(T.params[i], text)\n"
     "  if v == nil then return nil, err end\n"
     "  local s = slots[i]\n"
     "  s[#s + 1] = v\n"
     "  return #s - 1, tostring(v)\n"
     "end\n"
-    "return vals, slots, walk_check, set_fields, add\n";
+    "return vals, slots, walk_check, add\n";
 
 kg_status kgi_walk_open(kgi_host *h, const char *tmpl, const kgi_limits *lim, kgi_walk **out, char *err,
                         size_t errlen)
@@ -100,9 +88,6 @@ kg_status kgi_walk_open(kgi_host *h, const char *tmpl, const kgi_limits *lim, kg
         return KG_ERR_NOMEM;
     }
     w->h = h;
-    lua_getfield(L, -1, "version");
-    w->version = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 0;
-    lua_pop(L, 1);
     lua_getfield(L, -1, "params");
     lua_Integer np = luaL_len(L, -1);
     if (np > KGI_WALK_MAX_PARAMS) {
@@ -116,14 +101,10 @@ kg_status kgi_walk_open(kgi_host *h, const char *tmpl, const kgi_limits *lim, kg
         lua_geti(L, -1, i);
         lua_getfield(L, -1, "name");
         snprintf(w->names[i - 1], sizeof w->names[0], "%s", lua_tostring(L, -1));
-        lua_getfield(L, -2, "default");
-        snprintf(w->defaults[i - 1], sizeof w->defaults[0], "%s", luaL_tolstring(L, -1, NULL));
-        lua_pop(L, 4);
+        lua_pop(L, 2);
     }
     w->nparams = (int)np;
     lua_pop(L, 1);
-    lua_pushvalue(L, -1);
-    w->tmpl_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     if (luaL_loadbufferx(L, WALK, sizeof WALK - 1, "=walk", "t") != LUA_OK) {
         snprintf(err, errlen, "walk: %s", lua_tostring(L, -1));
         lua_settop(L, top);
@@ -131,17 +112,13 @@ kg_status kgi_walk_open(kgi_host *h, const char *tmpl, const kgi_limits *lim, kg
         return KG_ERR_TEMPLATE;
     }
     lua_pushvalue(L, -2);
-    if (lim)
-        kgi_host_push_limits(h, lim);
-    else
-        lua_pushnil(L);
-    if ((st = kgi_host_pcall(h, 2, 5, err, errlen)) != KG_OK) {
+    kgi_host_push_limits(h, lim);
+    if ((st = kgi_host_pcall(h, 2, 4, err, errlen)) != KG_OK) {
         lua_settop(L, top);
         kgi_walk_close(w);
         return st;
     }
     w->add_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    w->fields_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     w->check_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     w->slots_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     w->vals_ref = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -159,52 +136,11 @@ void kgi_walk_close(kgi_walk *w)
     lua_State *L = kgi_host_lua(w->h);
     if (w->gc_mode == LUA_GCINC)
         lua_gc(L, LUA_GCINC, 0, 0, 0);
-    int refs[] = {w->tmpl_ref, w->vals_ref, w->slots_ref, w->check_ref, w->fields_ref, w->add_ref};
+    int refs[] = {w->vals_ref, w->slots_ref, w->check_ref, w->add_ref};
     for (size_t i = 0; i < sizeof refs / sizeof *refs; i++)
         if (refs[i] > 0)
             luaL_unref(L, LUA_REGISTRYINDEX, refs[i]);
     free(w);
-}
-
-int kgi_walk_version(const kgi_walk *w) { return w->version; }
-int kgi_walk_nparams(const kgi_walk *w) { return w->nparams; }
-const char *kgi_walk_param(const kgi_walk *w, int p) { return w->names[p]; }
-
-const char *kgi_walk_default(const kgi_walk *w, int p) { return w->defaults[p]; }
-
-int kgi_walk_find(const kgi_walk *w, const char *name)
-{
-    for (int p = 0; p < w->nparams; p++)
-        if (strcmp(w->names[p], name) == 0)
-            return p;
-    return -1;
-}
-
-int kgi_walk_has_space(const kgi_walk *w)
-{
-    lua_State *L = kgi_host_lua(w->h);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, w->tmpl_ref);
-    int yes = lua_getfield(L, -1, "space") == LUA_TTABLE;
-    lua_pop(L, 2);
-    return yes;
-}
-
-int kgi_walk_space_values(kgi_walk *w, int p, char (*out)[32], int max)
-{
-    lua_State *L = kgi_host_lua(w->h);
-    int top = lua_gettop(L), n = 0;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, w->tmpl_ref);
-    if (lua_getfield(L, -1, "space") == LUA_TTABLE && lua_getfield(L, -1, w->names[p]) == LUA_TTABLE) {
-        lua_Integer len = luaL_len(L, -1);
-        for (lua_Integer i = 1; i <= len && n < max; i++) {
-            lua_geti(L, -1, i);
-            if (lua_isstring(L, -1))
-                snprintf(out[n++], 32, "%s", lua_tostring(L, -1));
-            lua_pop(L, 1);
-        }
-    }
-    lua_settop(L, top);
-    return n;
 }
 
 int kgi_walk_add_value(kgi_walk *w, int p, const char *text, char *canon, size_t canon_len, char *err,
@@ -244,23 +180,13 @@ void kgi_walk_set(kgi_walk *w, int p, int slot)
     lua_pop(L, 1);
 }
 
-kg_status kgi_walk_fields(kgi_walk *w, const char *const *fields, int n, char *err, size_t errlen)
-{
-    lua_State *L = kgi_host_lua(w->h);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, w->fields_ref);
-    for (int i = 0; i < n; i++)
-        lua_pushstring(L, fields[i]);
-    kg_status st = kgi_host_pcall(w->h, n, 0, err, errlen);
-    w->nfields = st == KG_OK ? n : 0;
-    return st;
-}
-
-int kgi_walk_check(kgi_walk *w, uint64_t *reads, double *res, char *why, size_t whylen)
+int kgi_walk_check(kgi_walk *w, uint64_t *reads, kgi_resources *res, char *why, size_t whylen)
 {
     lua_State *L = kgi_host_lua(w->h);
     int top = lua_gettop(L);
     lua_rawgeti(L, LUA_REGISTRYINDEX, w->check_ref);
-    if (kgi_host_pcall(w->h, 0, 3 + w->nfields, why, whylen) != KG_OK) {
+    lua_pushboolean(L, res != NULL);
+    if (kgi_host_pcall(w->h, 1, 5, why, whylen) != KG_OK) {
         lua_settop(L, top);
         return -1;
     }
@@ -270,9 +196,8 @@ int kgi_walk_check(kgi_walk *w, uint64_t *reads, double *res, char *why, size_t 
     if (!ok) {
         const char *s = lua_tostring(L, base + 1);
         snprintf(why, whylen, "%s", s ? s : "configuration rejected by the template's check()");
-    } else {
-        for (int i = 0; i < w->nfields; i++)
-            res[i] = lua_tonumber(L, base + 3 + i);
+    } else if (res) {
+        kgi_read_resources(L, base + 4, base + 3, res);
     }
     lua_settop(L, top);
     return ok;

@@ -20,48 +20,34 @@
 
 #include <stdint.h>
 
-#include "runtime/internal.h"
+#include "gen/host.h"
 
 #define KGI_WALK_MAX_PARAMS 64
 
 typedef struct kgi_walk kgi_walk;
 
-/* Loads template `tmpl` for a walk against `lim` (NULL: for its parameter
- * names and values only, no check()); parameters start at their defaults. The walk owns references in h's Lua state: close it before
- * freeing h. */
+/* Loads template `tmpl` for a walk against `lim`; parameters start at their
+ * defaults. Its names, values and space come from the host's functions
+ * (gen/host.h); the walk only converts, sets and checks. The walk owns
+ * references in h's Lua state: close it before freeing h. */
 kg_status kgi_walk_open(kgi_host *h, const char *tmpl, const kgi_limits *lim, kgi_walk **out, char *err,
                         size_t errlen);
 void kgi_walk_close(kgi_walk *w);
 
-int kgi_walk_version(const kgi_walk *w);
-int kgi_walk_nparams(const kgi_walk *w);
-const char *kgi_walk_param(const kgi_walk *w, int p);
-/* The parameter called `name`, or -1. */
-int kgi_walk_find(const kgi_walk *w, const char *name);
-/* Parameter p's default value as text. */
-const char *kgi_walk_default(const kgi_walk *w, int p);
-/* Whether the template declares a `space` table. */
-int kgi_walk_has_space(const kgi_walk *w);
-/* The values the template's `space` lists for parameter p, as text; the
- * count (0: none listed, up to max). */
-int kgi_walk_space_values(kgi_walk *w, int p, char (*out)[32], int max);
-
-/* Adds `text` as a value of parameter p (converted as in a configuration:
- * errors name the parameter); returns its slot (>= 0) and the value's
- * canonical text in canon, or -1 with err. */
+/* Adds `text` as a value of parameter p (declaration order; converted as in
+ * a configuration: errors name the parameter); returns its slot (>= 0) and
+ * the value's canonical text in canon, or -1 with err. */
 int kgi_walk_add_value(kgi_walk *w, int p, const char *text, char *canon, size_t canon_len, char *err,
                        size_t errlen);
 /* Sets parameter p of the current configuration to the value of `slot`. */
 void kgi_walk_set(kgi_walk *w, int p, int slot);
 
-/* Names the numbers of resources() that kgi_walk_check returns with a
- * pass: "threads", or "tile.m" for a field of a sub-table (0 where absent). */
-kg_status kgi_walk_fields(kgi_walk *w, const char *const *fields, int n, char *err, size_t errlen);
-
 /* check() on the current configuration: 1 valid, 0 rejected (why holds its
  * reason), -1 when the template raised an error (why says where). *reads
- * gets bit p for every parameter p check() read. With a pass, res[i] gets
- * the i-th field of kgi_walk_fields from resources() (one call for both). */
-int kgi_walk_check(kgi_walk *w, uint64_t *reads, double *res, char *why, size_t whylen);
+ * gets bit p for every parameter p check() read. With a pass and res not
+ * NULL, resources() runs in the same call and *res gets what it says, read
+ * as kgi_host_resources reads it (the configuration's layout and pad
+ * included); *reads then also holds what resources() read. */
+int kgi_walk_check(kgi_walk *w, uint64_t *reads, kgi_resources *res, char *why, size_t whylen);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "internal.h"
 #include "runtime.h"
+#include "tunedb.h"
 
 static const char *const status_text[] = {
     [KG_OK] = "success",

@@ -1,14 +1,22 @@
 /*
- * internal.h -- what libkgen's modules share and users never see.
+ * internal.h -- what libkgen's runtime modules share and users never see.
  *
- * Prefix kgi_. One subsystem per .c file:
- *   gen/host.c          the embedded Lua host (templates: load, check, render)
- *   runtime/context.c   contexts, last-error text, kg_strerror
- *   runtime/arch.c      limits of each architecture (offline table, device query)
- *   runtime/nvrtc.c     NVRTC compilation and the ptxas resource report
- *   runtime/driver.c    the CUDA driver, opened with dlopen
- *   runtime/cache.c     in-memory and on-disk kernel caches
- *   runtime/launch.c    kernels on a device, launch, kg_matmul
+ * Prefix kgi_. One subsystem per .c file in runtime/:
+ *   context.c    contexts, last-error text, kg_strerror, kg_render
+ *   arch.c       limits of each architecture (offline table)
+ *   device.c     device count and query, the device's limits
+ *   driver.c     the CUDA driver, opened with dlopen; device memory
+ *   nvrtc.c      NVRTC compilation and the ptxas resource report
+ *   cache.c      in-memory and on-disk kernel caches
+ *   compile.c    kg_compile: render, then compile through the caches
+ *   launch.c     kernels on a device, preconditions, launch
+ *   matmul.c     kg_matmul and its choice of kernel per shape
+ *   tunedb.c     the tuning database's read side (tunedb.h)
+ *   occupancy.c  resident blocks per SM and the binding resource
+ *   verify.c     the float64 reference and the error measure
+ *   timing.c     CUDA-event timing of kernels
+ * The generator (the Lua host, gen/host.h) sits below them; the tuner
+ * (autotune/) above.
  */
 #ifndef KGEN_INTERNAL_H
 #define KGEN_INTERNAL_H
@@ -16,6 +24,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+#include "gen/host.h"
 #include "kgen.h"
 
 #ifndef KGEN_VERSION
@@ -29,33 +38,6 @@
 #endif
 
 /* ------------------------------------------------------------ limits */
-
-/* What a template's check() and the analyses need to know of a target. */
-typedef struct kgi_limits {
-    char name[32];                 /* "sm_90" or a device name */
-    int sm;                        /* 90 */
-    int max_threads_per_block;
-    int max_threads_per_sm;
-    int max_blocks_per_sm;
-    int max_warps_per_sm;
-    int warp_size;
-    int regs_per_sm;
-    int regs_per_block;
-    int max_regs_per_thread;
-    int reg_alloc_unit;            /* registers, allocated per warp in units of this */
-    size_t smem_per_sm;
-    size_t smem_per_block;         /* static limit */
-    size_t smem_per_block_optin;
-    size_t smem_reserved_per_block;/* taken by the system for each resident block */
-    size_t smem_alloc_unit;
-    int fp32_lanes_per_sm;
-    /* a reference part of this architecture, for offline peak figures */
-    char ref_gpu[64];
-    int ref_sm_count;
-    double ref_clock_ghz;
-    double ref_bandwidth_gbs;
-    size_t ref_l2_bytes;
-} kgi_limits;
 
 /* The table entry for sm_`sm`, or NULL. */
 const kgi_limits *kgi_arch_limits(int sm);
@@ -161,62 +143,6 @@ kg_status kgi_time_back_to_back(kg_context *ctx, const kg_kernel *kern, const kg
  * *why says why it is off or, when on, the last problem writing to it ("" when none). */
 const char *kgi_cache_dir(kg_context *ctx, const char **why);
 
-/* ------------------------------------------------------------ tuning database */
-
-/* autotune/db.c: kg_matmul's lookup of the best tuned entry for the context's
- * device: exact shape, then the nearest shape bucket. KG_OK with the
- * template, configuration and a sentence saying which entry and why;
- * KG_ERR_DB with `why` saying there is none (no database, no entry). */
-kg_status kgi_tunedb_lookup(kg_context *ctx, const char *layout, int m, int n, int k, char *tmpl,
-                            size_t tmpl_len, char *config, size_t config_len, char *why, size_t why_len);
-
-/* ------------------------------------------------------------ Lua host */
-
-typedef struct kgi_host kgi_host;
-
-/* Launch geometry and preconditions returned by a template's render(). */
-typedef struct kgi_geometry {
-    unsigned block[3];
-    /* ceil(dim / div) * mul; dim M N K, 1, or P (x only): the persistent
-     * grid, one block per slot where the main kernel can be resident
-     * (SMs x its blocks per SM) */
-    struct { char dim; unsigned div, mul; } grid[3];
-    size_t smem_static, smem_dynamic;
-    unsigned m_multiple, n_multiple, k_multiple;     /* 1: any */
-    unsigned ld_multiple;                            /* lda and ldb */
-    unsigned align;                                  /* bytes, A and B */
-    /* 4: the kernel reads A and B through packed copies (kg_source's
-     * pack_entry) whose rows are padded with zeros to multiples of 4 floats;
-     * the launcher makes them for any operand whose leading dimension,
-     * pointer (16 bytes) or contiguous M or N extent is not such a multiple.
-     * 0: no packing. */
-    unsigned pack_multiple;
-    char layout[3];
-} kgi_geometry;
-
-struct kg_source {
-    char *text;
-    size_t len;
-    char entry[160];
-    /* Optional kernel launched just before `entry` on the same stream with the
-     * same arguments (split-K's beta pass); pre_entry[0] == 0 when none. */
-    char pre_entry[160];
-    kgi_geometry pre_geo;
-    /* 1: the pre kernel lets `entry` start early (griddepcontrol.launch_dependents)
-     * and `entry` waits for it (griddepcontrol.wait) before touching what it
-     * wrote, so the launcher may overlap them (programmatic dependent launch) */
-    int pre_overlap;
-    /* The packing kernel when geo.pack_multiple > 1 (else pack_entry[0] == 0):
-     * (A, a_rows, a_cols, lda, Ap, ldap, B, b_rows, b_cols, ldb, Bp, ldbp),
-     * grid (ceil(max(ldap, ldbp) / 1024), rows up to 65535, 2), 256 threads;
-     * z = 0 packs A and z = 1 B, an operand given 0 rows is left alone. */
-    char pack_entry[160];
-    char config[512];       /* canonical */
-    char template_name[64];
-    int template_version;
-    kgi_geometry geo;
-};
-
 /* runtime/launch.c: the shared-memory carveout, in percent of smem_per_sm,
  * that holds `blocks` blocks of `smem` bytes (plus `reserved` each): the
  * smallest of the capacities sm_80 and later offer (0 to 228 KB) that is
@@ -233,31 +159,6 @@ int kgi_geometry_admits(const kgi_geometry *geo, const kg_gemm *g, char *why, si
 /* For a kernel with packing (geo->pack_multiple): which operands a launch
  * on `g` packs, 1 (A) | 2 (B); 0 when the kernel reads both as given. */
 int kgi_packed_operands(const kgi_geometry *geo, const kg_gemm *g);
-
-kgi_host *kgi_host_new(void);
-void kgi_host_free(kgi_host *h);
-/* Sets the colon-separated template search path (NULL: embedded only). */
-int kgi_host_set_path(kgi_host *h, const char *path);
-/* Loads `tmpl`, parses `config` strictly, checks it against `lim`, renders. */
-kg_status kgi_host_render(kgi_host *h, const char *tmpl, const char *config,
-                          const kgi_limits *lim, kg_source **out, char *err, size_t errlen);
-/* Parses and checks only; writes the canonical configuration text. */
-kg_status kgi_host_check(kgi_host *h, const char *tmpl, const char *config,
-                         const kgi_limits *lim, char *canon, size_t canon_len, char *err, size_t errlen);
-
-/* The Lua state, for modules that read templates' tables (params, resources,
- * accesses). kgi_host_push_template leaves the template's module table on the
- * stack; kgi_host_push_config parses and completes a configuration and leaves
- * its table on the stack (without calling check). Both return KG_OK or set err. */
-struct lua_State *kgi_host_lua(kgi_host *h);
-kg_status kgi_host_push_template(kgi_host *h, const char *tmpl, char *err, size_t errlen);
-kg_status kgi_host_push_config(kgi_host *h, const char *tmpl, const char *config,
-                               char *err, size_t errlen);
-/* Pushes a table describing `lim` (the `limits` argument of check()). */
-void kgi_host_push_limits(kgi_host *h, const kgi_limits *lim);
-/* Calls the function at the top of the stack below nargs arguments with a
- * traceback handler; on error returns KG_ERR_TEMPLATE with the message. */
-kg_status kgi_host_pcall(kgi_host *h, int nargs, int nresults, char *err, size_t errlen);
 
 /* ------------------------------------------------------------ NVRTC */
 
@@ -285,7 +186,7 @@ void kgi_parse_ptxas(const char *log, kg_compile_info *info);
 struct kgi_driver;   /* runtime/driver.c */
 struct kgi_cache;    /* runtime/cache.c */
 struct kgi_kernels;  /* runtime/launch.c */
-struct kgi_tunedb;   /* autotune/db.c */
+struct kgi_tunedb;   /* runtime/tunedb.c */
 
 struct kg_context {
     int device;               /* ordinal, or KG_DEVICE_NONE */

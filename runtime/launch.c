@@ -319,7 +319,7 @@ kg_status kgi_load_kernel(kg_context *ctx, const kg_source *src, kg_kernel **out
      * carveouts agree: the beta pass (no shared memory) would take the
      * L1-heavy one and keep the main kernel's blocks off its SMs, costing a
      * second wave where the grid just fits. Ask for the carveout the main
-     * kernel needs at its occupancy (measured on an H200: bench/NOTES.md). */
+     * kernel needs at its occupancy (measured on an H200: docs/performance.md, row 24). */
     if (k->overlap &&
         (rc = cu->FuncSetAttribute(k->pre_fn, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
                                    kgi_carveout_percent(ctx->limits.smem_per_sm, ctx->limits.smem_reserved_per_block,

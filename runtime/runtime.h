@@ -18,7 +18,4 @@ void kgi_cache_close(kg_context *ctx);
 /* launch.c: kernels loaded on the device, and kg_matmul's per-shape choices. */
 void kgi_kernels_free(kg_context *ctx);
 
-/* autotune/db.c: the tuning database, opened lazily by kg_matmul. */
-void kgi_tunedb_close(kg_context *ctx);
-
 #endif

@@ -162,6 +162,11 @@ function T.resources(cfg)
     outputs_per_thread = cfg.tm * cfg.tn,
     -- Per block: M x N outputs in tiles of bm x bn, K in phases of bk.
     tile = { m = cfg.bm, n = cfg.bn, k = cfg.bk },
+    -- For the tuner's model (templates/README.md): one tile of K at a time,
+    -- copied through registers, vec floats per global load
+    layout = cfg.layout,
+    copy_a = cfg.vec,
+    copy_b = cfg.vec,
   }
 end
 

@@ -146,4 +146,16 @@ function M.canonical(params, cfg)
   return table.concat(t, " ")
 end
 
+-- A short identifier of a configuration: the 64-bit FNV-1a hash of its
+-- canonical text, as 16 hex digits. Templates append it to their kernels'
+-- names, so that every configuration's kernel has a name of its own.
+function M.id(params, cfg)
+  local text = M.canonical(params, cfg)
+  local h = 0xcbf29ce484222325 -- the offset basis; integers wrap around at 64 bits
+  for i = 1, #text do
+    h = (h ~ text:byte(i)) * 0x100000001b3
+  end
+  return string.format("%016x", h)
+end
+
 return M

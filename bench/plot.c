@@ -1,0 +1,292 @@
+/*
+ * plot.c -- kgen-bench-plot: kgen/cuBLAS per shape and layout as an SVG
+ * bar chart, from kgen-bench's CSV files. Needs no GPU.
+ *
+ *   kgen-bench-plot -o OUT.svg [--title TEXT] CSV...
+ *
+ * x: the shapes, in the order they first appear; one bar per layout (nn,
+ * nt, tn, tt: a colour each); y: the ratio kgen speed / cuBLAS speed, with
+ * a dashed line at 1.0 (above it kgen is faster). The legend gives each
+ * layout's geometric mean. Columns are found by name in each file's header
+ * (tag, layout, ratio; ok where present): a wrong result (ok = 0) is drawn
+ * as an empty red bar. Where a file holds several rows for one shape and
+ * layout (kgen-bench --configs), the best ratio is drawn.
+ *
+ * Exit status: 0 written; 1 the output could not be written; 2 bad input
+ * (usage, an unreadable file, a missing column, a ratio that is not a
+ * positive number), no output written.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SHAPES 512
+#define MAX_FIELDS 64
+
+static const char *const layouts[4] = {"nn", "nt", "tn", "tt"};
+static const char *const colours[4] = {"#4c72b0", "#dd8452", "#55a868", "#c44e52"};
+
+typedef struct cell {
+    double ratio; /* 0: not measured */
+    int ok;
+} cell;
+
+typedef struct chart {
+    char tags[MAX_SHAPES][32];
+    cell cells[MAX_SHAPES][4];
+    int nshapes;
+} chart;
+
+/* Splits a CSV line at commas (kgen-bench writes no quoted fields). */
+static int split(char *line, char **field, int max)
+{
+    int n = 0;
+    line[strcspn(line, "\r\n")] = '\0';
+    for (char *p = line;; p++) {
+        if (n == max)
+            return -1;
+        field[n++] = p;
+        p = strchr(p, ',');
+        if (!p)
+            return n;
+        *p = '\0';
+    }
+}
+
+static int column(char **field, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(field[i], name) == 0)
+            return i;
+    return -1;
+}
+
+static int shape_index(chart *c, const char *tag)
+{
+    for (int i = 0; i < c->nshapes; i++)
+        if (strcmp(c->tags[i], tag) == 0)
+            return i;
+    if (c->nshapes == MAX_SHAPES)
+        return -1;
+    snprintf(c->tags[c->nshapes], sizeof c->tags[0], "%s", tag);
+    return c->nshapes++;
+}
+
+static int read_csv(const char *path, chart *c)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "kgen-bench-plot: cannot open '%s': %s\n", path, strerror(errno));
+        return -1;
+    }
+    char line[4096];
+    char *field[MAX_FIELDS];
+    int lineno = 1, rc = -1, rows = 0;
+    if (!fgets(line, sizeof line, f)) {
+        fprintf(stderr, "kgen-bench-plot: %s: empty, or not readable\n", path);
+        goto out;
+    }
+    int nf = split(line, field, MAX_FIELDS);
+    int ctag = column(field, nf, "tag"), clay = column(field, nf, "layout"), crat = column(field, nf, "ratio"),
+        cok = column(field, nf, "ok");
+    if (nf < 0 || ctag < 0 || clay < 0 || crat < 0) {
+        fprintf(stderr, "kgen-bench-plot: %s: not a kgen-bench CSV (the header needs tag, layout and ratio)\n",
+                path);
+        goto out;
+    }
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        if (line[strspn(line, " \t\r\n")] == '\0')
+            continue;
+        int n = split(line, field, MAX_FIELDS);
+        int l = -1;
+        if (n == nf)
+            for (int i = 0; i < 4; i++)
+                if (strcmp(field[clay], layouts[i]) == 0)
+                    l = i;
+        char *end;
+        double r = n == nf ? strtod(field[crat], &end) : 0.0;
+        if (n != nf || l < 0 || end == field[crat] || *end || !(r > 0.0 && r < 1e6) || !field[ctag][0] ||
+            strlen(field[ctag]) >= sizeof c->tags[0]) {
+            fprintf(stderr, "kgen-bench-plot: %s:%d: expected %d fields, a tag of at most %zu characters, layout "
+                            "nn, nt, tn or tt and a positive ratio\n",
+                    path, lineno, nf, sizeof c->tags[0] - 1);
+            goto out;
+        }
+        int s = shape_index(c, field[ctag]);
+        if (s < 0) {
+            fprintf(stderr, "kgen-bench-plot: more than %d shapes\n", MAX_SHAPES);
+            goto out;
+        }
+        int ok = cok < 0 || strcmp(field[cok], "1") == 0;
+        cell *cl = &c->cells[s][l];
+        if (cl->ratio == 0.0 || (ok && !cl->ok) || (ok == cl->ok && r > cl->ratio))
+            *cl = (cell){r, ok};
+        rows++;
+    }
+    if (ferror(f)) {
+        fprintf(stderr, "kgen-bench-plot: cannot read '%s': %s\n", path, strerror(errno));
+        goto out;
+    }
+    if (rows == 0) {
+        fprintf(stderr, "kgen-bench-plot: %s: no rows\n", path);
+        goto out;
+    }
+    rc = 0;
+out:
+    fclose(f);
+    return rc;
+}
+
+/* Text with XML's special characters escaped. */
+static void xml_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f); break;
+        }
+    }
+}
+
+static int write_svg(FILE *f, const chart *c, const char *title)
+{
+    int used[4] = {0}, nused = 0, slot[4];
+    double ymax = 1.2, logsum[4] = {0}, count[4] = {0};
+    for (int s = 0; s < c->nshapes; s++)
+        for (int l = 0; l < 4; l++)
+            if (c->cells[s][l].ratio > 0.0) {
+                used[l] = 1;
+                if (c->cells[s][l].ratio > ymax)
+                    ymax = c->cells[s][l].ratio;
+                if (c->cells[s][l].ok) {
+                    logsum[l] += log(c->cells[s][l].ratio);
+                    count[l]++;
+                }
+            }
+    for (int l = 0; l < 4; l++)
+        slot[l] = used[l] ? nused++ : -1;
+    double tick = ymax <= 2.0 ? 0.1 : ymax <= 5.0 ? 0.5 : pow(10.0, floor(log10(ymax)));
+    ymax = ceil(ymax / tick - 1e-9) * tick;
+    const double bar = 7.0, gap = 8.0, left = 56.0, top = 48.0, plot_h = 300.0, bottom = 110.0;
+    const double group = nused * bar + gap, plot_w = c->nshapes * group;
+    const double width = left + plot_w + 150.0, height = top + plot_h + bottom;
+#define Y(v) (top + plot_h - (v) / ymax * plot_h)
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+               "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"11\">\n",
+            width, height, width, height);
+    fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"%.0f\" y=\"22\" "
+               "font-size=\"14\">", left);
+    xml_text(f, title);
+    fprintf(f, "</text>\n<text x=\"12\" y=\"%.1f\" transform=\"rotate(-90 12 %.1f)\" text-anchor=\"middle\">"
+               "kgen speed / cuBLAS speed</text>\n",
+            top + plot_h / 2, top + plot_h / 2);
+    for (int i = 0; i * tick <= ymax + 1e-9; i++) {
+        double v = i * tick;
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+                   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.*f</text>\n",
+                left, Y(v), left + plot_w, Y(v), left - 4, Y(v) + 4, tick < 1.0 ? 1 : 0, v);
+    }
+    for (int s = 0; s < c->nshapes; s++) {
+        double x0 = left + s * group + gap / 2;
+        for (int l = 0; l < 4; l++) {
+            const cell *cl = &c->cells[s][l];
+            if (cl->ratio <= 0.0)
+                continue;
+            double x = x0 + slot[l] * bar, y = Y(cl->ratio);
+            fprintf(f, "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" ", x, y, bar - 1,
+                    top + plot_h - y);
+            if (cl->ok)
+                fprintf(f, "fill=\"%s\"><title>", colours[l]);
+            else
+                fputs("fill=\"none\" stroke=\"red\"><title>", f);
+            xml_text(f, c->tags[s]);
+            fprintf(f, " %s: %.3f%s</title></rect>\n", layouts[l], cl->ratio, cl->ok ? "" : " (wrong result)");
+        }
+        double xc = x0 + nused * bar / 2;
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" transform=\"rotate(-60 %.1f %.1f)\">", xc,
+                top + plot_h + 12, xc, top + plot_h + 12);
+        xml_text(f, c->tags[s]);
+        fputs("</text>\n", f);
+    }
+    fprintf(f, "<line class=\"parity\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\" "
+               "stroke-dasharray=\"6 3\"/>\n",
+            left, Y(1.0), left + plot_w, Y(1.0));
+    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", left, top + plot_h,
+            left + plot_w, top + plot_h);
+    for (int l = 0, row = 0; l < 4; l++) {
+        if (!used[l])
+            continue;
+        double y = top + 14.0 * row++;
+        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\"/>"
+                   "<text class=\"legend\" x=\"%.1f\" y=\"%.1f\">%s",
+                left + plot_w + 12, y, colours[l], left + plot_w + 26, y + 9, layouts[l]);
+        if (count[l] > 0)
+            fprintf(f, " (geo. mean %.3f)", exp(logsum[l] / count[l]));
+        fputs("</text>\n", f);
+    }
+#undef Y
+    fputs("</svg>\n", f);
+    return ferror(f) ? -1 : 0;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: kgen-bench-plot -o OUT.svg [--title TEXT] CSV...\n"
+               "  Draws kgen/cuBLAS per shape (x) and layout (a bar each) from kgen-bench's CSV files,\n"
+               "  with a line at 1.0 and each layout's geometric mean in the legend.\n");
+}
+
+int main(int argc, char **argv)
+{
+    const char *out = NULL, *title = "kgen / cuBLAS (FP32)";
+    static chart c;
+    int files = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        }
+        if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--title") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "kgen-bench-plot: %s needs a value\n", argv[i]);
+                return 2;
+            }
+            *(argv[i][1] == 'o' ? &out : &title) = argv[i + 1];
+            i++;
+            continue;
+        }
+        if (argv[i][0] == '-') {
+            fprintf(stderr, "kgen-bench-plot: unknown option '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
+        }
+        if (read_csv(argv[i], &c))
+            return 2;
+        files++;
+    }
+    if (!out || files == 0) {
+        fprintf(stderr, "kgen-bench-plot: %s\n", !out ? "give the output file with -o" : "no CSV files given");
+        usage(stderr);
+        return 2;
+    }
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", out);
+    FILE *f = fopen(tmp, "w");
+    int bad = !f;
+    if (f) {
+        bad |= write_svg(f, &c, title) != 0;
+        bad |= fclose(f) != 0;
+    }
+    if (bad || rename(tmp, out) != 0) {
+        fprintf(stderr, "kgen-bench-plot: cannot write %s: %s\n", out, strerror(errno));
+        remove(tmp);
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,79 @@
+/*
+ * cli.h -- what the kgen subcommands share: option parsing for template
+ * parameters, exit codes, atomic output files.
+ *
+ * Exit codes: 0 success; 2 usage error or invalid configuration; 1 any other
+ * failure (no GPU, compile error, wrong result, I/O).
+ */
+#ifndef KGEN_CLI_H
+#define KGEN_CLI_H
+
+#include <stdio.h>
+
+#include "kgen.h"
+
+enum { KGC_OK = 0, KGC_FAIL = 1, KGC_USAGE = 2 };
+
+/* A subcommand's own option. `value` receives the argument (has_arg) or is
+ * set to "1" (a flag). Names include dashes: "-o", "--output". */
+typedef struct kgc_opt {
+    const char *name;
+    const char *alias;   /* another spelling, or NULL */
+    int has_arg;
+    const char **value;
+} kgc_opt;
+
+/* Options every generating subcommand accepts, parsed by kgc_parse. */
+typedef struct kgc_args {
+    const char *tmpl;          /* --template (default "matmul") */
+    const char *template_dir;  /* --template-dir, else KGEN_TEMPLATE_PATH */
+    int arch;                  /* --arch sm_XY; 0 = the device's or sm_90 */
+    char config[2048];         /* the configuration text assembled from the options */
+    int nparam;                /* how many parameter options were given */
+    const char *positional[8];
+    int npositional;
+} kgc_args;
+
+/*
+ * Parses argv (after the subcommand name) into `own` options and the shared
+ * ones: --template NAME, --template-dir DIR, --arch sm_XY, --config "k=v ...",
+ * --tile T (bm=bn=bk=T, tm=tn=1 unless given), and --NAME VALUE for every
+ * parameter of the template. `ctx` (CPU-only is fine) supplies the template's
+ * parameter list. Errors print one message to stderr and return KGC_USAGE.
+ * `max_positional` says how many plain arguments the command takes.
+ */
+int kgc_parse(kg_context *ctx, int argc, char **argv, const kgc_opt *own, int max_positional,
+              kgc_args *out);
+
+/* Prints "kgen: <what>: <message>" for a failed call and returns the exit
+ * code that status deserves. */
+int kgc_report(kg_context *ctx, kg_status st, const char *what);
+
+/* Opens a context for a command: `device` as given (KG_DEVICE_NONE for CPU),
+ * and, when args is not NULL, the template directory and --arch that
+ * kgc_parse read into it. Reports and returns an exit code != 0 on failure
+ * (the context is closed then). */
+int kgc_open(kg_context **ctx, int device, const kgc_args *args);
+
+/* Writes `len` bytes to `path` atomically (temporary file, then rename), or
+ * to stdout when path is NULL or "-". Leaves an existing file untouched on
+ * failure. Returns 0 or prints the error and returns -1. */
+int kgc_write_file(const char *path, const void *data, size_t len);
+
+/* Strict integer parsing for command options: the whole string, in range. */
+int kgc_int(const char *opt, const char *text, long lo, long hi, long *out);
+
+/* The subcommands (cli/cmd_*.c). argv[0] is the subcommand's name. */
+int kgc_cmd_emit(int argc, char **argv);
+int kgc_cmd_params(int argc, char **argv);
+int kgc_cmd_compile(int argc, char **argv); /* cli/cmd_runtime.c */
+int kgc_cmd_device(int argc, char **argv);
+int kgc_cmd_run(int argc, char **argv);
+
+int kgc_cmd_explain(int argc, char **argv); /* cmd_explain.c */
+extern const char kgc_explain_usage[];
+
+int kgc_cmd_tune(int argc, char **argv); /* cli/cmd_tune.c */
+int kgc_cmd_db(int argc, char **argv);   /* cli/cmd_db.c */
+
+#endif

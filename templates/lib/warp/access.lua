@@ -1,0 +1,136 @@
+-- matmul_warp's memory accesses, for analysis (kgen explain). Each entry
+-- mirrors one load or store statement of the generated kernel for block
+-- (0, 0), the first tile of K and shared buffer 0: addr(tid, i) gives the
+-- float offset that linear thread `tid` touches in unrolled repetition i
+-- (shared: from the start of shared memory; global: from the matrix's base
+-- for `shape` = { M, N, K, lda, ldb, ldc }), or nil when the thread does
+-- not execute it. The addresses come from lib/warp/plan, like the code's.
+
+local plan = require "lib.warp.plan"
+
+local M = {}
+
+-- The copies of one operand: the global read, then the shared write(s).
+local function copies(list, cfg, d, op, shape)
+  local lim = op.limit == "M" and shape.M or shape.N
+  local ld = op.ld == "lda" and shape.lda or shape.ldb
+  local function element(tid, i, e)
+    local l, c = plan.copy_coords(d, op, tid, i)
+    if l == nil then return nil end
+    return plan.outer_k(op, l, c + e)
+  end
+  list[#list + 1] = {
+    name = string.format("%s %s tile from %s", op.async and "cp.async" or "load", op.name, op.ptr),
+    space = "global", op = "load", array = op.ptr, width = 4 * op.cvec, iters = op.per_thread,
+    addr = function(tid, i)
+      local o, k = element(tid, i, 0)
+      if o == nil or k >= shape.K then return nil end
+      if op.gcont then
+        if o >= lim then
+          if cfg.bounds == 0 or op.cvec > 1 then return nil end -- not read
+          o = lim - 1                                           -- clamped
+        end
+        return k * ld + o
+      end
+      return math.min(o, lim - 1) * ld + k -- rows past the edge are clamped
+    end,
+  }
+  local stores = op.svec > 1 and 1 or op.cvec
+  for e = 0, stores - 1 do
+    list[#list + 1] = {
+      name = string.format("store %s tile to %s%s", op.name, op.smem,
+        stores > 1 and string.format(" (element %d)", e) or ""),
+      space = "shared", op = "store", array = op.smem, width = 4 * (op.svec > 1 and op.cvec or 1),
+      iters = op.per_thread,
+      addr = function(tid, i)
+        local o, k = element(tid, i, e)
+        if o == nil then return nil end
+        return op.base + plan.smem_off(op, o, k)
+      end,
+    }
+  end
+end
+
+-- This lane's first row (A) and column (B) in the block tile, and its
+-- group's first k in a tile of K (wk > 1).
+local function offsets(cfg, d, tid)
+  local warp, lane = (tid // 32) % d.tile_warps, tid % 32
+  return (warp // d.warps_n) * cfg.wm + (lane // cfg.ln) * cfg.tm,
+    (warp % d.warps_n) * cfg.wn + (lane % cfg.ln) * cfg.tn,
+    (tid // d.tile_threads) * d.kslice
+end
+
+-- The fragment reads of the inner loop (its first group of k values).
+local function fragments(list, cfg, d, op, t, sub, pass, which)
+  -- each entry covers one group of kg values of k: the loop runs bk / kg times a phase
+  local entry = { name = string.format("load %s fragment from %s (inner loop)", op.name, op.smem),
+                  space = "shared", op = "load", array = op.smem, per_phase = d.kslice // d.kg }
+  if op.scont then
+    local chunks = t // op.fvec
+    entry.width, entry.iters = 4 * op.fvec, d.kg * sub * chunks
+    entry.addr = function(tid, it)
+      local q, rest = it // (sub * chunks), it % (sub * chunks)
+      local off = select(which, offsets(cfg, d, tid))
+      local kq = select(3, offsets(cfg, d, tid))
+      return op.base + (kq + q) * op.stride + off + (rest // chunks) * pass + (rest % chunks) * op.fvec
+    end
+  else
+    entry.width, entry.iters = 4 * d.kg, sub * t
+    entry.addr = function(tid, it)
+      local off = select(which, offsets(cfg, d, tid))
+      local kq = select(3, offsets(cfg, d, tid))
+      return op.base + (off + (it // t) * pass + it % t) * op.stride + kq
+    end
+  end
+  list[#list + 1] = entry
+end
+
+function M.list(cfg, d, shape)
+  local list = {}
+  copies(list, cfg, d, d.A, shape)
+  copies(list, cfg, d, d.B, shape)
+  fragments(list, cfg, d, d.A, cfg.tm, d.sub_m, d.pass_m, 1)
+  fragments(list, cfg, d, d.B, cfg.tn, d.sub_n, d.pass_n, 2)
+  if cfg.wk > 1 then -- the groups' partial tiles, parked and summed (thread-major vectors)
+    local per = d.rows * d.cols // d.pv
+    local function slot(g, tid, it) return ((g * per + it) * d.tile_threads + tid % d.tile_threads) * d.pv end
+    list[#list + 1] = {
+      name = "park a partial tile in shared memory (groups 1.. along K)", space = "shared", op = "store",
+      array = "smem", width = 4 * d.pv, iters = per,
+      addr = function(tid, it)
+        local g = tid // d.tile_threads
+        if g == 0 then return nil end
+        return slot(g - 1, tid, it)
+      end,
+    }
+    list[#list + 1] = {
+      name = "sum the parked partial tiles (group 0)", space = "shared", op = "load",
+      array = "smem", width = 4 * d.pv, iters = per * (cfg.wk - 1),
+      addr = function(tid, it)
+        if tid >= d.tile_threads then return nil end
+        return slot(it // per, tid, it % per)
+      end,
+    }
+  end
+  local per_row = d.cols // d.cv
+  local atomic = cfg.splitk > 1 and cfg.cl ~= 1
+  local kinds = atomic and { "store" } or { "load", "store" }
+  for _, kind in ipairs(kinds) do
+    list[#list + 1] = {
+      name = atomic and "atomicAdd to C" or (kind == "load" and "load C (beta != 0)" or "store C"),
+      space = "global", op = kind, array = "C", width = 4 * d.cv, iters = d.rows * per_row,
+      addr = function(tid, it)
+        if tid >= d.tile_threads then return nil end -- only group 0 stores
+        local a_off, b_off = offsets(cfg, d, tid)
+        local i, j = it // per_row, (it % per_row) * d.cv
+        local r = a_off + (i // cfg.tm) * d.pass_m + i % cfg.tm
+        local c = b_off + (j // cfg.tn) * d.pass_n + j % cfg.tn
+        if r >= shape.M or c >= shape.N then return nil end
+        return r * shape.ldc + c
+      end,
+    }
+  end
+  return list
+end
+
+return M

@@ -1,0 +1,76 @@
+-- The K loop with stages >= 2: a ring of `stages` shared-memory buffers
+-- filled by cp.async. The prologue starts the copies of the first
+-- stages - 1 tiles, one commit group each; each trip waits for tile t,
+-- starts the copies of tile t + stages - 1 into the buffer tile t - 1 left
+-- (before the multiplication, or halfway through it with mid = 1) and
+-- multiplies tile t.
+
+local emit = require "lib.emit"
+local plan = require "lib.warp.plan"
+local copy = require "lib.warp.copy"
+local compute = require "lib.warp.compute"
+local schedule = require "lib.warp.schedule"
+
+local M = {}
+
+local mul = plan.mul
+
+function M.emit(w, cfg, d)
+  local A, B = d.A, d.B
+  local checked = cfg.bounds == 1
+  local function open_next(ahead, why) return schedule.open_next(w, cfg, ahead, why) end
+  -- the buffers of A and B in stage `stage` of the ring
+  local function bufs(stage)
+    local off = mul(stage, d.stage_floats)
+    return off == "0" and "smem" or string.format("smem + %s", off),
+      string.format("smem + %s", emit.add(off, B.base))
+  end
+  local function issue(stage, k0, kcheck, gate)
+    local as, bs = bufs(stage)
+    w:line("const int k0 = %s;", k0)
+    w:line("float* as = %s;", as)
+    w:line("float* bs = %s;", bs)
+    copy.emit_async(w, cfg, d, A, "as", kcheck, gate)
+    copy.emit_async(w, cfg, d, B, "bs", kcheck, gate)
+  end
+  w:comment(string.format("Prologue: start the copies of the first %d tile%s, one commit group each.",
+    cfg.stages - 1, cfg.stages > 2 and "s" or ""))
+  w:open("")
+  issue("0", schedule.first_k0(cfg), checked)
+  w:close()
+  w:line("kgen_cp_async_commit();")
+  for st = 1, cfg.stages - 2 do
+    w:open("if (%d < ktiles)", st)
+    issue(tostring(st), checked and string.format("%s * %d", st == 1 and "kt0" or string.format("(kt0 + %d)", st - 1), cfg.bk)
+      or string.format("(kt0 + %d) * %d", st, cfg.bk), false)
+    w:close()
+    w:linec("kgen_cp_async_commit();", "empty groups keep the count")
+  end
+  w:line("int rs = 0, ws = %d;", cfg.stages - 1)
+  w:open("for (int t = 0; t < ktiles; ++t)")
+  w:linec(string.format("asm volatile(\"cp.async.wait_group %d;\\n\" ::);", cfg.stages - 2), "tile t has landed (this thread's copies)")
+  w:linec("__syncthreads();", "... everyone's; and tile t-1 is no longer read")
+  local function next_copies()
+    if cfg.mid == 1 then
+      w:comment("Start the copies of a later tile halfway: its buffer's readers passed the barrier.")
+    end
+    local gate = open_next(cfg.stages - 1, "past the last tile the copies read nothing (no branch)")
+    issue("ws", checked and string.format("(kt0 + t + %d) * %d", cfg.stages - 2, cfg.bk)
+      or string.format("(kt0 + t + %d) * %d", cfg.stages - 1, cfg.bk), false, gate)
+    w:close()
+    w:line("kgen_cp_async_commit();")
+    w:line("ws = ws == %d ? 0 : ws + 1;", cfg.stages - 1)
+  end
+  if cfg.mid ~= 1 then next_copies() end
+  local as, bs = bufs("rs")
+  w:line("const float* as = %s;", as)
+  w:line("const float* bs = %s;", bs)
+  compute.emit(w, cfg, d, "as", "bs", cfg.mid == 1 and next_copies or nil)
+  w:line("rs = rs == %d ? 0 : rs + 1;", cfg.stages - 1)
+  w:close()
+  if cfg.pred == 1 then
+    w:linec("asm volatile(\"cp.async.wait_group 0;\\n\" ::);", "the zero-filling copies past the last tile have landed")
+  end
+end
+
+return M
