@@ -389,6 +389,16 @@ int kgi_tuner_eval(void *ud, const int *idx, int n, int max_ran, double *ms, uns
     return done;
 }
 
+/* Whether a dry run must stop: an interrupt or the time limit. */
+static int dry_stop(kgi_tuner *t)
+{
+    if (t->o->interrupted && *t->o->interrupted)
+        t->rep->interrupted = 1;
+    else if (t->deadline > 0 && kgi_now() > t->deadline)
+        t->rep->timed_out = 1;
+    return t->rep->interrupted || t->rep->timed_out;
+}
+
 /* A dry run's evaluation: compile and prune, and score what would be timed
  * by the model's prediction, so that every strategy can run without a GPU.
  * Works through the list a pool-full at a time. */
@@ -396,13 +406,17 @@ int kgi_tuner_eval_dry(void *ud, const int *idx, int n, int max_ran, double *ms,
 {
     kgi_tuner *t = ud;
     int chunk = 4 * t->jobs, nran = 0;
-    for (int start = 0; start < n && nran < max_ran && !(t->o->interrupted && *t->o->interrupted); start += chunk) {
+    for (int i = 0; i < n; i++)
+        ms[i] = NAN;
+    for (int start = 0; start < n && nran < max_ran && !dry_stop(t); start += chunk) {
         int end = start + chunk < n ? start + chunk : n;
         for (int i = start; i < end; i++) {
             t->state[idx[i]] = EV_COMPILING;
             kgi_pool_submit(t->pool, idx[i]);
         }
-        kgi_pool_wait(t->pool);
+        while (!kgi_pool_wait_for(t->pool, 0.1))
+            if (dry_stop(t))
+                break;
         int c;
         while (kgi_pool_take(t->pool, &c))
             ;

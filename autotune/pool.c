@@ -1,11 +1,13 @@
 /*
  * pool.c -- the compile pool (see pool.h).
  */
+#define _GNU_SOURCE /* pthread_timedjoin_np */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "autotune/pool.h"
@@ -61,15 +63,14 @@ void kgi_prune_compiled(const kgi_limits *lim, const kgi_prune_rules *rules, kgi
 }
 
 /* Renders (for the geometry) and compiles one candidate in this thread's
- * context. */
-static void compile_one(kgi_pool *p, kg_context *ctx, int idx, kgi_compiled *c)
+ * context: template and configuration copied by the caller, so that a
+ * thread left to finish after kgi_pool_stop_within reads no freed space. */
+static void compile_one(kgi_pool *p, kg_context *ctx, const char *tmpl, const char *config, kgi_compiled *c)
 {
-    const kgi_cand *cand = &p->sp->cand[idx];
-    const char *tmpl = p->sp->tmpl[cand->tmpl].name;
     memset(c, 0, sizeof *c);
     char err[900];
     kg_source *src;
-    kg_status st = kgi_host_render(ctx->host, tmpl, cand->config, &p->lim, &src, err, sizeof err);
+    kg_status st = kgi_host_render(ctx->host, tmpl, config, &p->lim, &src, err, sizeof err);
     if (st != KG_OK) {
         c->prune = st == KG_ERR_CONFIG ? KGI_OUT_PRUNED_CHECK : KGI_OUT_COMPILE_ERROR;
         snprintf(c->reason, sizeof c->reason, "render: %s", err);
@@ -78,7 +79,7 @@ static void compile_one(kgi_pool *p, kg_context *ctx, int idx, kgi_compiled *c)
     c->geo = src->geo;
     kg_source_free(src);
     kg_cubin *cubin;
-    if ((st = kg_compile(ctx, tmpl, cand->config, p->arch, &cubin)) != KG_OK) {
+    if ((st = kg_compile(ctx, tmpl, config, p->arch, &cubin)) != KG_OK) {
         c->prune = st == KG_ERR_CONFIG ? KGI_OUT_PRUNED_CHECK : KGI_OUT_COMPILE_ERROR;
         snprintf(c->reason, sizeof c->reason, "%s", kg_last_error(ctx));
         return;
@@ -116,6 +117,8 @@ static void *worker(void *arg)
         int idx = p->queue[p->head++];
         p->state[idx] = COMPILING;
         p->busy++;
+        char tmpl[64], *config = strdup(p->sp->cand[idx].config);
+        snprintf(tmpl, sizeof tmpl, "%s", p->sp->tmpl[p->sp->cand[idx].tmpl].name);
         pthread_mutex_unlock(&p->mu);
 
         kgi_compiled c;
@@ -127,14 +130,16 @@ static void *worker(void *arg)
             ctx = thread_context(p);
             uses = 0;
         }
-        if (ctx) {
-            compile_one(p, ctx, idx, &c);
+        if (ctx && config) {
+            compile_one(p, ctx, tmpl, config, &c);
             uses++;
         } else {
             memset(&c, 0, sizeof c);
             c.prune = KGI_OUT_COMPILE_ERROR;
-            snprintf(c.reason, sizeof c.reason, "cannot open a compile context for sm_%d", p->arch);
+            snprintf(c.reason, sizeof c.reason, config ? "cannot open a compile context for sm_%d" : "out of memory",
+                     p->arch);
         }
+        free(config);
 
         pthread_mutex_lock(&p->mu);
         p->result[idx] = c;
@@ -237,6 +242,21 @@ void kgi_pool_wait(kgi_pool *p)
     pthread_mutex_unlock(&p->mu);
 }
 
+int kgi_pool_wait_for(kgi_pool *p, double seconds)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    long ns = until.tv_nsec + (long)(seconds * 1e9);
+    until.tv_sec += ns / 1000000000L;
+    until.tv_nsec = ns % 1000000000L;
+    pthread_mutex_lock(&p->mu);
+    while ((p->head != p->tail || p->busy > 0) && pthread_cond_timedwait(&p->idle, &p->mu, &until) == 0)
+        ;
+    int idle = p->head == p->tail && p->busy == 0;
+    pthread_mutex_unlock(&p->mu);
+    return idle;
+}
+
 void kgi_pool_stats(kgi_pool *p, int *compiled, int *from_cache, double *compile_ms)
 {
     pthread_mutex_lock(&p->mu);
@@ -246,10 +266,37 @@ void kgi_pool_stats(kgi_pool *p, int *compiled, int *from_cache, double *compile
     pthread_mutex_unlock(&p->mu);
 }
 
-void kgi_pool_stop(kgi_pool *p)
+void kgi_pool_stop(kgi_pool *p) { kgi_pool_stop_within(p, -1); }
+
+void kgi_pool_stop_within(kgi_pool *p, double seconds)
 {
     if (!p)
         return;
+    if (p->nthreads > 0 && seconds >= 0) {
+        pthread_mutex_lock(&p->mu);
+        p->stopping = 1;
+        p->head = p->tail; /* drop what is queued */
+        p->notify_fd = -1;  /* the caller closes it */
+        pthread_cond_broadcast(&p->work);
+        pthread_mutex_unlock(&p->mu);
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        long ns = until.tv_nsec + (long)(seconds * 1e9);
+        until.tv_sec += ns / 1000000000L;
+        until.tv_nsec = ns % 1000000000L;
+        int left = 0;
+        for (int i = 0; i < p->nthreads; i++)
+            if (pthread_timedjoin_np(p->threads[i], NULL, &until) != 0) {
+                pthread_detach(p->threads[i]);
+                left++;
+            }
+        if (left)
+            return; /* they still use the pool: it stays, for the process's last moments */
+        p->nthreads = 0;
+        pthread_mutex_destroy(&p->mu);
+        pthread_cond_destroy(&p->work);
+        pthread_cond_destroy(&p->idle);
+    }
     if (p->nthreads > 0) {
         pthread_mutex_lock(&p->mu);
         p->stopping = 1;

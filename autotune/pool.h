@@ -49,11 +49,19 @@ int kgi_pool_result(kgi_pool *p, int idx, kgi_compiled *out);
 int kgi_pool_take(kgi_pool *p, int *idx);
 /* Blocks until every submitted candidate is compiled. */
 void kgi_pool_wait(kgi_pool *p);
+/* The same for at most `seconds`: 1 when every one is compiled. */
+int kgi_pool_wait_for(kgi_pool *p, double seconds);
 /* How many candidates compiled so far, and the total compile time (ms)
  * NVRTC spent on those that did not come from a cache. */
 void kgi_pool_stats(kgi_pool *p, int *compiled, int *from_cache, double *compile_ms);
 /* Stops the threads (after their current compile) and frees the pool. */
 void kgi_pool_stop(kgi_pool *p);
+/* Drops the queue and stops the threads, waiting at most `seconds` (< 0:
+ * as long as it takes) for the compiles in flight; threads still compiling
+ * then are detached and the pool is left to them (a stopped run's process
+ * is about to end). They hold copies of what they compile and no longer
+ * write to the notify pipe. */
+void kgi_pool_stop_within(kgi_pool *p, double seconds);
 
 /* The post-compile rules alone (registers, spills, occupancy) for a
  * compiled candidate: fills c->occ and, when one applies, c->prune and

@@ -2,8 +2,11 @@
  * space.c -- enumerating and checking the search space (see space.h).
  *
  * The template decides what is valid (its check()); this file only forms
- * the combinations, asks, and keeps the answer. Everything runs in the
- * caller's Lua host, serially: a host is not thread-safe.
+ * the combinations, asks, and keeps the answer. It asks through a walk
+ * (gen/walk.h), which also says which parameters check() read, so that a
+ * rejection skips every combination the same reading would reject.
+ * Everything runs in the caller's Lua host, serially: a host is not
+ * thread-safe.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -13,15 +16,47 @@
 #include "autotune/space.h"
 #include "gen/config.h"
 #include "gen/embedded.h"
+#include "gen/walk.h"
 
-#define MAX_VALUES 64
+/* How often (check() calls) the walk calls sp->tick. */
+#define TICK_EVERY 256
 
-/* One parameter's list of values to enumerate. */
+/* One parameter's values to enumerate: walk slots, canonical texts and the
+ * template's raw value index of each, sorted. */
 typedef struct dim {
-    char name[32];
-    char value[MAX_VALUES][32];
+    int param;
     int n;
+    int slot[KGI_SPACE_MAX_VALUES];
+    int raw[KGI_SPACE_MAX_VALUES];
+    char text[KGI_SPACE_MAX_VALUES][32];
 } dim;
+
+/* ------------------------------------------------------------ arena */
+
+typedef struct block {
+    struct block *next;
+    size_t used, cap;
+    char data[];
+} block;
+
+/* A copy of s in the space's arena (blocks never move), or NULL. */
+static const char *keep(kgi_space *sp, const char *s)
+{
+    size_t len = strlen(s) + 1;
+    block *b = sp->arena;
+    if (!b || b->cap - b->used < len) {
+        size_t cap = len > (1u << 20) ? len : (1u << 20);
+        block *nb = malloc(sizeof *nb + cap);
+        if (!nb)
+            return NULL;
+        nb->next = b, nb->used = 0, nb->cap = cap;
+        sp->arena = b = nb;
+    }
+    char *p = b->data + b->used;
+    memcpy(p, s, len);
+    b->used += len;
+    return p;
+}
 
 /* ------------------------------------------------------------ growing arrays */
 
@@ -38,8 +73,16 @@ static int add_cand(kgi_space *sp, const kgi_cand *c)
     return 0;
 }
 
-static int add_pruned(kgi_space *sp, int tmpl, const char *config, const char *reason)
+/* Counts a rejected subtree; keeps its details while fewer than
+ * KGI_SPACE_KEEP_PRUNED are kept. */
+static int add_pruned(kgi_space *sp, int tmpl, const char *config, const char *reason, const char *free_params,
+                      long count)
 {
+    sp->subtrees++;
+    sp->rejected += count;
+    sp->enumerated += count;
+    if (sp->npruned == KGI_SPACE_KEEP_PRUNED)
+        return 0;
     if (sp->npruned == sp->pcap) {
         int cap = sp->pcap ? 2 * sp->pcap : 256;
         kgi_pruned *p = realloc(sp->pruned, (size_t)cap * sizeof *p);
@@ -47,10 +90,12 @@ static int add_pruned(kgi_space *sp, int tmpl, const char *config, const char *r
             return -1;
         sp->pruned = p, sp->pcap = cap;
     }
-    kgi_pruned *x = &sp->pruned[sp->npruned++];
+    kgi_pruned *x = &sp->pruned[sp->npruned];
     x->tmpl = tmpl;
-    snprintf(x->config, sizeof x->config, "%s", config);
-    snprintf(x->reason, sizeof x->reason, "%s", reason);
+    x->count = count;
+    if (!(x->config = keep(sp, config)) || !(x->reason = keep(sp, reason)) || !(x->free = keep(sp, free_params)))
+        return -1;
+    sp->npruned++;
     return 0;
 }
 
@@ -59,23 +104,16 @@ void kgi_space_free(kgi_space *sp)
     free(sp->cand);
     free(sp->pruned);
     free(sp->hash);
+    for (int i = 0; i < sp->ntmpl; i++)
+        free(sp->tmpl[i].value);
+    for (block *b = sp->arena, *next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
     memset(sp, 0, sizeof *sp);
 }
 
 /* ------------------------------------------------------------ templates */
-
-/* Calls resources(cfg) for a checked configuration. */
-static kg_status read_resources(kgi_host *h, const char *tmpl, const char *config, kgi_res *r, char *err,
-                                size_t errlen)
-{
-    kgi_resources res;
-    memset(r, 0, sizeof *r);
-    kg_status st = kgi_host_resources(h, tmpl, config, &res, err, errlen);
-    if (st != KG_OK)
-        return st;
-    kgi_res_from(&res, r);
-    return KG_OK;
-}
 
 /* Registers template `tmpl` in sp (name, version, parameter names). */
 static int template_index(kgi_space *sp, kgi_host *h, const char *tmpl, char *err, size_t errlen)
@@ -90,24 +128,39 @@ static int template_index(kgi_space *sp, kgi_host *h, const char *tmpl, char *er
     kgi_template_info info;
     if (kgi_host_template_info(h, tmpl, &info, err, errlen) != KG_OK)
         return -1;
-    kgi_space_tmpl *t = &sp->tmpl[sp->ntmpl];
-    memset(t, 0, sizeof *t);
-    snprintf(t->name, sizeof t->name, "%s", tmpl);
-    t->version = info.version < 0 ? 0 : info.version;
     int np = info.nparams;
     if (np > KGI_SPACE_MAX_DIMS) {
-        snprintf(err, errlen, "template '%s' has %d parameters; the tuner handles %d", tmpl, np,
-                 KGI_SPACE_MAX_DIMS);
+        snprintf(err, errlen, "template '%s' has %d parameters; the tuner handles %d", tmpl, np, KGI_SPACE_MAX_DIMS);
         return -1;
     }
-    for (int i = 0; i < np; i++)
-        snprintf(t->param[i], sizeof t->param[0], "%s", info.param[i].name);
+    kgi_space_tmpl *t = &sp->tmpl[sp->ntmpl];
+    memset(t, 0, sizeof *t);
+    if (!(t->value = calloc(KGI_SPACE_MAX_DIMS, sizeof *t->value))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    snprintf(t->name, sizeof t->name, "%s", tmpl);
+    t->version = info.version < 0 ? 0 : info.version;
+    for (int p = 0; p < np; p++)
+        snprintf(t->param[p], sizeof t->param[0], "%s", info.param[p].name);
     t->nparams = np;
     return sp->ntmpl++;
 }
 
-/* Finds `name=v1,v2` in a space text ("bm=64,128 tm=4"); fills d. */
-static int text_values(const char *text, const char *name, dim *d, char *err, size_t errlen)
+/* The raw index of value `text` of parameter p (added when new), or -1. */
+static int raw_index(kgi_space_tmpl *t, int p, const char *text)
+{
+    for (int i = 0; i < t->nraw[p]; i++)
+        if (strcmp(t->value[p][i], text) == 0)
+            return i;
+    if (t->nraw[p] == KGI_SPACE_MAX_VALUES)
+        return -1;
+    snprintf(t->value[p][t->nraw[p]], 32, "%s", text);
+    return t->nraw[p]++;
+}
+
+/* Finds `name=v1,v2` in a space text ("bm=64,128 tm=4"); fills vals. */
+static int text_values(const char *text, const char *name, char (*vals)[32], int *n, char *err, size_t errlen)
 {
     kgi_config c;
     if (kgi_config_parse(&c, text, err, errlen) != 0)
@@ -115,14 +168,14 @@ static int text_values(const char *text, const char *name, dim *d, char *err, si
     const char *list = kgi_config_get(&c, name);
     if (!list)
         return 0;
-    d->n = 0;
+    *n = 0;
     for (const char *v = list;; v += strcspn(v, ",") + 1) {
         size_t vl = strcspn(v, ",");
-        if (vl == 0 || vl >= sizeof d->value[0] || d->n == MAX_VALUES) {
+        if (vl == 0 || vl >= 32 || *n == KGI_SPACE_MAX_VALUES) {
             snprintf(err, errlen, "%s: bad value list '%s'", name, list);
             return -1;
         }
-        snprintf(d->value[d->n++], sizeof d->value[0], "%.*s", (int)vl, v);
+        snprintf(vals[(*n)++], 32, "%.*s", (int)vl, v);
         if (!v[vl])
             return 1;
     }
@@ -150,110 +203,6 @@ kg_status kgi_space_check_override(kgi_host *h, const char *const *tmpls, int nt
     return KG_OK;
 }
 
-/* Reads the template's list of values for parameter `name` into d (the
- * override, then `fixed`, then the template's space; 0 when none). */
-static int dim_values(kgi_host *h, const char *tmpl, const char *name, const char *fixed, const char *override,
-                      dim *d, char *err, size_t errlen)
-{
-    snprintf(d->name, sizeof d->name, "%s", name);
-    int r = text_values(override, name, d, err, errlen);
-    if (r == 0)
-        r = text_values(fixed, name, d, err, errlen);
-    if (r != 0)
-        return r;
-    d->n = kgi_host_space_values(h, tmpl, name, d->value, MAX_VALUES);
-    return d->n > 0;
-}
-
-/* Adds a configuration that passed the parse: checks it, reads resources. */
-static kg_status add_checked(kgi_space *sp, kgi_host *h, int ti, const char *config, const kgi_limits *lim,
-                             char *err, size_t errlen)
-{
-    kgi_cand c;
-    memset(&c, 0, sizeof c);
-    c.tmpl = ti;
-    char why[512];
-    sp->enumerated++;
-    kg_status st = kgi_host_check(h, sp->tmpl[ti].name, config, lim, c.config, sizeof c.config, why, sizeof why);
-    if (st == KG_ERR_CONFIG)
-        return add_pruned(sp, ti, config, why) == 0 ? KG_OK : KG_ERR_NOMEM;
-    if (st != KG_OK) {
-        snprintf(err, errlen, "%s", why);
-        return st;
-    }
-    if ((st = read_resources(h, sp->tmpl[ti].name, c.config, &c.res, err, errlen)) != KG_OK)
-        return st;
-    return add_cand(sp, &c) == 0 ? KG_OK : KG_ERR_NOMEM;
-}
-
-kg_status kgi_space_add_template(kgi_space *sp, kgi_host *h, const char *tmpl, const char *fixed,
-                                 const char *override, const kgi_limits *lim, char *err, size_t errlen)
-{
-    int ti = template_index(sp, h, tmpl, err, errlen);
-    if (ti < 0)
-        return KG_ERR_TEMPLATE;
-    const kgi_space_tmpl *t = &sp->tmpl[ti];
-    kg_status st;
-    dim dims[KGI_SPACE_MAX_DIMS];
-    int nd = 0;
-    long total = 1;
-    for (int p = 0; p < t->nparams; p++) {
-        int r = dim_values(h, tmpl, t->param[p], fixed, override, &dims[nd], err, errlen);
-        if (r < 0)
-            return KG_ERR_CONFIG;
-        if (r == 0)
-            continue;
-        /* Every value must parse for this template (check() comes later). */
-        for (int v = 0; v < dims[nd].n; v++) {
-            char one[96], why[512];
-            snprintf(one, sizeof one, "%s=%s", dims[nd].name, dims[nd].value[v]);
-            if ((st = kgi_host_parse(h, tmpl, one, why, sizeof why)) != KG_OK) {
-                snprintf(err, errlen, "template '%s': space value %s: %s", tmpl, one, why);
-                return st == KG_ERR_TEMPLATE ? st : KG_ERR_CONFIG;
-            }
-        }
-        total *= dims[nd].n;
-        if (total > KGI_SPACE_MAX_COMBINATIONS) {
-            snprintf(err, errlen, "template '%s': the space has more than %ld combinations; narrow it with --space",
-                     tmpl, KGI_SPACE_MAX_COMBINATIONS);
-            return KG_ERR_CONFIG;
-        }
-        nd++;
-    }
-    if (nd == 0 && !(fixed && fixed[0])) {
-        snprintf(err, errlen, "template '%s' declares no `space` to tune", tmpl);
-        return KG_ERR_CONFIG;
-    }
-    /* Odometer over the value lists, last parameter fastest. */
-    int idx[KGI_SPACE_MAX_DIMS] = {0};
-    for (long c = 0; c < total; c++) {
-        char config[512];
-        size_t used = 0;
-        for (int d = 0; d < nd; d++)
-            used += (size_t)snprintf(config + used, sizeof config - used, "%s%s=%s", d ? " " : "", dims[d].name,
-                                     dims[d].value[idx[d]]);
-        if ((st = add_checked(sp, h, ti, config, lim, err, errlen)) != KG_OK)
-            return st;
-        for (int d = nd - 1; d >= 0; d--) {
-            if (++idx[d] < dims[d].n)
-                break;
-            idx[d] = 0;
-        }
-    }
-    return KG_OK;
-}
-
-kg_status kgi_space_add_config(kgi_space *sp, kgi_host *h, const char *tmpl, const char *config,
-                               const kgi_limits *lim, char *err, size_t errlen)
-{
-    int ti = template_index(sp, h, tmpl, err, errlen);
-    if (ti < 0)
-        return KG_ERR_TEMPLATE;
-    return add_checked(sp, h, ti, config, lim, err, errlen);
-}
-
-/* ------------------------------------------------------------ coordinates */
-
 static int is_int(const char *s)
 {
     char *end;
@@ -271,43 +220,337 @@ static int cmp_values(const void *a, const void *b)
     return strcmp(x, y);
 }
 
+/* Parameter p's values: the override, then `fixed`, then the template's
+ * space, else its default; converted by the walk, deduplicated and sorted. */
+static kg_status dim_values(kgi_host *h, kgi_walk *w, kgi_space_tmpl *t, const kgi_template_info *info, int p,
+                            const char *fixed, const char *override, dim *d, char *err, size_t errlen)
+{
+    char given[KGI_SPACE_MAX_VALUES][32], canon[KGI_SPACE_MAX_VALUES][32];
+    int n = 0;
+    const char *name = t->param[p];
+    int r = text_values(override, name, given, &n, err, errlen);
+    if (r == 0)
+        r = text_values(fixed, name, given, &n, err, errlen);
+    if (r < 0)
+        return KG_ERR_CONFIG;
+    if (r == 0 && (n = kgi_host_space_values(h, t->name, name, given, KGI_SPACE_MAX_VALUES)) == 0)
+        snprintf(given[n++], 32, "%s", info->param[p].dflt);
+    /* every value must parse for this template (check() comes later) */
+    int nc = 0;
+    for (int i = 0; i < n; i++) {
+        char why[512];
+        if (kgi_walk_add_value(w, p, given[i], canon[nc], sizeof canon[0], why, sizeof why) < 0) {
+            snprintf(err, errlen, "template '%s': space value %s=%s: %s", t->name, name, given[i], why);
+            return KG_ERR_CONFIG;
+        }
+        int dup = 0;
+        for (int j = 0; j < nc && !dup; j++)
+            dup = strcmp(canon[j], canon[nc]) == 0;
+        nc += !dup;
+    }
+    qsort(canon, (size_t)nc, sizeof canon[0], cmp_values);
+    d->param = p;
+    d->n = nc;
+    for (int i = 0; i < nc; i++) {
+        char why[512], again[32];
+        memcpy(d->text[i], canon[i], sizeof d->text[0]);
+        d->slot[i] = kgi_walk_add_value(w, p, canon[i], again, sizeof again, why, sizeof why);
+        d->raw[i] = raw_index(t, p, canon[i]);
+        if (d->slot[i] < 0 || d->raw[i] < 0) {
+            snprintf(err, errlen, "template '%s': %s: %s", t->name, name,
+                     d->slot[i] < 0 ? why : "too many distinct values");
+            return KG_ERR_CONFIG;
+        }
+    }
+    return KG_OK;
+}
+
+/* The canonical text of the current combination: every parameter in order. */
+static void config_text(const kgi_space_tmpl *t, const dim *dims, const int *idx, char *out, size_t len)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int p = 0; p < t->nparams && used < len; p++)
+        used += (size_t)snprintf(out + used, len - used, "%s%s=%s", p ? " " : "", t->param[p],
+                                 dims[p].text[idx[p]]);
+}
+
+/* Mixed-radix position of idx over order[from..nv) (0: the subtree's first). */
+static long subtree_offset(const dim *dims, const int *order, int from, int nv, const int *idx, long *size)
+{
+    long off = 0, n = 1;
+    for (int q = from; q < nv; q++) {
+        off = off * dims[order[q]].n + idx[order[q]];
+        n *= dims[order[q]].n;
+    }
+    *size = n;
+    return off;
+}
+
+/* Moves idx to the next combination over order[from..nv); 0 past the last
+ * (idx then back at the subtree's first). */
+static int next_in(const dim *dims, const int *order, int from, int nv, int *idx)
+{
+    for (int q = nv - 1; q >= from; q--) {
+        if (++idx[order[q]] < dims[order[q]].n)
+            return 1;
+        idx[order[q]] = 0;
+    }
+    return 0;
+}
+
+/*
+ * The order of the walk: the varying parameters by how many of up to 256
+ * combinations spread over the space check() reads them, most read first,
+ * then (among equals) by how many check() with resources() for a pass
+ * reads them (ties in the template's order), so that the parameters a
+ * verdict seldom depends on come last, those neither reads last of all,
+ * and the subtree below the deepest parameter read, over which verdict and
+ * resources cannot change, is large. (Ranking by the second count alone
+ * lets parameters only resources() reads, such as matmul_warp's raster,
+ * come before ones check() reads: 138,072 calls for the default space
+ * instead of 127,066.) Any order is sound: the walk skips only what the
+ * reads prove.
+ */
+static kg_status walk_order(kgi_walk *w, const dim *dims, const int *vary, int nv, int *order, char *err,
+                            size_t errlen)
+{
+    int seen[KGI_SPACE_MAX_DIMS] = {0}, seen_all[KGI_SPACE_MAX_DIMS] = {0};
+    int idx[KGI_SPACE_MAX_DIMS] = {0};
+    long total = 1;
+    for (int q = 0; q < nv; q++)
+        total *= dims[vary[q]].n;
+    long step = total / 256 > 1 ? total / 256 : 1;
+    for (long c = 0; c < total; c += step) {
+        long r = c;
+        for (int q = nv - 1; q >= 0; q--) {
+            idx[vary[q]] = (int)(r % dims[vary[q]].n);
+            r /= dims[vary[q]].n;
+            kgi_walk_set(w, vary[q], dims[vary[q]].slot[idx[vary[q]]]);
+        }
+        uint64_t reads, all;
+        kgi_resources res;
+        char why[1024];
+        if (kgi_walk_check(w, &reads, NULL, why, sizeof why) < 0 ||
+            kgi_walk_check(w, &all, &res, why, sizeof why) < 0) {
+            snprintf(err, errlen, "%s", why);
+            return KG_ERR_TEMPLATE;
+        }
+        for (int q = 0; q < nv; q++) {
+            seen[q] += (int)(reads >> vary[q] & 1);
+            seen_all[q] += (int)(all >> vary[q] & 1);
+        }
+    }
+    for (int q = 0; q < nv; q++)
+        order[q] = q;
+    for (int i = 1; i < nv; i++) /* insertion sort: stable, most read first */
+        for (int j = i; j > 0 && (seen[order[j]] > seen[order[j - 1]] || (seen[order[j]] == seen[order[j - 1]] &&
+                                                                         seen_all[order[j]] > seen_all[order[j - 1]]));
+             j--) {
+            int t = order[j];
+            order[j] = order[j - 1], order[j - 1] = t;
+        }
+    for (int q = 0; q < nv; q++)
+        order[q] = vary[order[q]];
+    return KG_OK;
+}
+
+/*
+ * Walks the combinations of dims (one per parameter) in odometer order
+ * over `order` (last fastest). After each verdict, the combinations that
+ * agree with this one up to the deepest parameter check() (and, for a
+ * pass, resources()) read get the same verdict: a rejection counts them
+ * in one pruned entry, a pass adds them all with the same resources.
+ */
+static kg_status walk(kgi_space *sp, kgi_walk *w, int ti, const dim *dims, char *err, size_t errlen)
+{
+    const kgi_space_tmpl *t = &sp->tmpl[ti];
+    int np = t->nparams, idx[KGI_SPACE_MAX_DIMS] = {0}, cur[KGI_SPACE_MAX_DIMS] = {0};
+    int vary[KGI_SPACE_MAX_DIMS], order[KGI_SPACE_MAX_DIMS], nv = 0; /* parameters with several values */
+    for (int p = 0; p < np; p++)
+        if (dims[p].n > 1)
+            vary[nv++] = p;
+    kg_status st = walk_order(w, dims, vary, nv, order, err, errlen);
+    if (st != KG_OK)
+        return st;
+    for (int p = 0; p < np; p++)
+        kgi_walk_set(w, p, dims[p].slot[0]);
+    char config[2048], why[1024];
+    for (;;) {
+        if (++sp->checks % TICK_EVERY == 0 && sp->tick && sp->tick(sp->tick_ud, sp)) {
+            sp->stopped = 1;
+            return KG_OK;
+        }
+        for (int q = 0; q < nv; q++)
+            if (cur[order[q]] != idx[order[q]]) {
+                cur[order[q]] = idx[order[q]];
+                kgi_walk_set(w, order[q], dims[order[q]].slot[idx[order[q]]]);
+            }
+        uint64_t reads = 0;
+        kgi_resources res;
+        int ok = kgi_walk_check(w, &reads, &res, why, sizeof why);
+        if (ok < 0) {
+            snprintf(err, errlen, "%s", why);
+            return KG_ERR_TEMPLATE;
+        }
+        int j = nv - 1; /* the deepest position read: where the odometer advances */
+        while (j >= 0 && !(reads >> order[j] & 1))
+            j--;
+        long size, offset = subtree_offset(dims, order, j + 1, nv, idx, &size);
+        if (ok) {
+            kgi_cand c;
+            memset(&c, 0, sizeof c);
+            c.tmpl = ti;
+            kgi_res_from(&res, &c.res);
+            do {
+                config_text(t, dims, idx, config, sizeof config);
+                for (int p = 0; p < np; p++)
+                    c.coord[p] = dims[p].raw[idx[p]];
+                if (!(c.config = keep(sp, config)) || add_cand(sp, &c) != 0)
+                    return KG_ERR_NOMEM;
+                sp->enumerated++;
+            } while (next_in(dims, order, j + 1, nv, idx));
+        } else {
+            char free_params[512] = "";
+            size_t fl = 0;
+            for (int q = j + 1; q < nv && fl < sizeof free_params; q++)
+                fl += (size_t)snprintf(free_params + fl, sizeof free_params - fl, "%s%s", fl ? ", " : "",
+                                       t->param[order[q]]);
+            config_text(t, dims, idx, config, sizeof config);
+            if (add_pruned(sp, ti, config, why, free_params, size - offset) != 0)
+                return KG_ERR_NOMEM;
+            for (int q = j + 1; q < nv; q++)
+                idx[order[q]] = 0;
+        }
+        /* past the subtree: advance at position j */
+        if (j < 0 || !next_in(dims, order, 0, j + 1, idx))
+            return KG_OK;
+    }
+}
+
+kg_status kgi_space_add_template(kgi_space *sp, kgi_host *h, const char *tmpl, const char *fixed,
+                                 const char *override, const kgi_limits *lim, char *err, size_t errlen)
+{
+    int ti = template_index(sp, h, tmpl, err, errlen);
+    if (ti < 0)
+        return KG_ERR_TEMPLATE;
+    if (!kgi_host_has_space(h, tmpl) && !(fixed && fixed[0])) {
+        snprintf(err, errlen, "template '%s' declares no `space` to tune", tmpl);
+        return KG_ERR_CONFIG;
+    }
+    kgi_walk *w;
+    kg_status st = kgi_walk_open(h, tmpl, lim, &w, err, errlen);
+    if (st != KG_OK)
+        return st == KG_ERR_CONFIG ? KG_ERR_TEMPLATE : st;
+    dim *dims = calloc(KGI_SPACE_MAX_DIMS, sizeof *dims);
+    kgi_template_info *info = malloc(sizeof *info);
+    if (!dims || !info) {
+        st = KG_ERR_NOMEM;
+        goto done;
+    }
+    if ((st = kgi_host_template_info(h, tmpl, info, err, errlen)) != KG_OK)
+        goto done;
+    for (int p = 0; p < sp->tmpl[ti].nparams; p++)
+        if ((st = dim_values(h, w, &sp->tmpl[ti], info, p, fixed, override, &dims[p], err, errlen)) != KG_OK)
+            goto done;
+    st = walk(sp, w, ti, dims, err, errlen);
+done:
+    free(info);
+    free(dims);
+    kgi_walk_close(w);
+    return st;
+}
+
+kg_status kgi_space_add_config(kgi_space *sp, kgi_host *h, const char *tmpl, const char *config,
+                               const kgi_limits *lim, char *err, size_t errlen)
+{
+    int ti = template_index(sp, h, tmpl, err, errlen);
+    if (ti < 0)
+        return KG_ERR_TEMPLATE;
+    kgi_cand c;
+    memset(&c, 0, sizeof c);
+    c.tmpl = ti;
+    char canon[2048], why[1024];
+    kg_status st = kgi_host_check(h, tmpl, config, lim, canon, sizeof canon, why, sizeof why);
+    if (st == KG_ERR_CONFIG)
+        return add_pruned(sp, ti, config, why, "", 1) == 0 ? KG_OK : KG_ERR_NOMEM;
+    if (st != KG_OK) {
+        snprintf(err, errlen, "%s", why);
+        return st;
+    }
+    /* coordinates: the raw index of each parameter's canonical value */
+    kgi_space_tmpl *t = &sp->tmpl[ti];
+    for (int q = 0; q < t->nparams; q++) {
+        char v[32];
+        if (kgi_config_text_get(canon, t->param[q], v, sizeof v) != 0) {
+            snprintf(err, errlen, "template '%s': its canonical configuration '%s' has no %s", tmpl, canon,
+                     t->param[q]);
+            return KG_ERR_TEMPLATE;
+        }
+        if ((c.coord[q] = raw_index(t, q, v)) < 0) {
+            snprintf(err, errlen, "template '%s': %s: too many distinct values", tmpl, t->param[q]);
+            return KG_ERR_CONFIG;
+        }
+    }
+    kgi_resources res;
+    if ((st = kgi_host_resources(h, tmpl, canon, &res, err, errlen)) != KG_OK)
+        return st;
+    kgi_res_from(&res, &c.res);
+    if (!(c.config = keep(sp, canon)) || add_cand(sp, &c) != 0)
+        return KG_ERR_NOMEM;
+    sp->enumerated++;
+    return KG_OK;
+}
+
+/* ------------------------------------------------------------ coordinates */
+
 static unsigned coord_hash(int tmpl, const int *coord)
 {
     return (unsigned)kgi_hash(coord, sizeof(int) * KGI_SPACE_MAX_DIMS, kgi_hash(&tmpl, sizeof tmpl, KGI_HASH_SEED));
 }
 
+/* qsort context for ranking raw values: the value table of one parameter. */
+typedef struct ranked {
+    const char *text;
+    int raw;
+} ranked;
+
+static int cmp_ranked(const void *a, const void *b)
+{
+    return cmp_values(((const ranked *)a)->text, ((const ranked *)b)->text);
+}
+
 kg_status kgi_space_finalize(kgi_space *sp)
 {
-    typedef char value[32];
-    value *vals = malloc((size_t)(sp->n + 1) * sizeof *vals);
-    if (!vals)
-        return KG_ERR_NOMEM;
+    /* raw value indices -> ranks among the values the candidates take */
     for (int ti = 0; ti < sp->ntmpl; ti++) {
         kgi_space_tmpl *t = &sp->tmpl[ti];
         for (int p = 0; p < t->nparams; p++) {
-            int nv = 0;
-            for (int c = 0; c < sp->n; c++) {
-                if (sp->cand[c].tmpl != ti || kgi_config_text_get(sp->cand[c].config, t->param[p], vals[nv], sizeof vals[0]) != 0)
-                    continue;
-                int dup = 0;
-                for (int j = 0; j < nv && !dup; j++)
-                    dup = strcmp(vals[j], vals[nv]) == 0;
-                if (!dup)
-                    nv++;
-            }
-            qsort(vals, (size_t)nv, sizeof *vals, cmp_values);
+            unsigned char used[KGI_SPACE_MAX_VALUES] = {0};
+            for (int c = 0; c < sp->n; c++)
+                if (sp->cand[c].tmpl == ti)
+                    used[sp->cand[c].coord[p]] = 1;
+            ranked r[KGI_SPACE_MAX_VALUES];
+            int nv = 0, rank[KGI_SPACE_MAX_VALUES];
+            for (int i = 0; i < t->nraw[p]; i++)
+                if (used[i])
+                    r[nv++] = (ranked){t->value[p][i], i};
+            qsort(r, (size_t)nv, sizeof *r, cmp_ranked);
+            for (int i = 0; i < nv; i++)
+                rank[r[i].raw] = i;
+            /* keep the value table in rank order, so that it stays the
+             * table of raw indices (finalize may run again) */
+            char sorted[KGI_SPACE_MAX_VALUES][32];
+            for (int i = 0; i < nv; i++)
+                memcpy(sorted[i], r[i].text, 32);
+            for (int c = 0; c < sp->n; c++)
+                if (sp->cand[c].tmpl == ti)
+                    sp->cand[c].coord[p] = rank[sp->cand[c].coord[p]];
+            memcpy(t->value[p], sorted, sizeof sorted[0] * (size_t)nv);
+            t->nraw[p] = nv;
             t->nvalues[p] = nv;
-            for (int c = 0; c < sp->n; c++) {
-                char v[32];
-                if (sp->cand[c].tmpl != ti || kgi_config_text_get(sp->cand[c].config, t->param[p], v, sizeof v) != 0)
-                    continue;
-                for (int j = 0; j < nv; j++)
-                    if (strcmp(vals[j], v) == 0)
-                        sp->cand[c].coord[p] = j;
-            }
         }
     }
-    free(vals);
     free(sp->hash);
     sp->hash_size = 16;
     while (sp->hash_size < 2 * sp->n + 1)
@@ -353,12 +596,14 @@ void kgi_space_shard(kgi_space *sp, int i, int n)
         if (c % n == i)
             sp->cand[w++] = sp->cand[c];
     sp->n = w;
+    /* rejected subtrees are not part of any shard's work: each shard
+     * reports the whole space's count, and keeps its slice of the details */
     w = 0;
     for (int c = 0; c < sp->npruned; c++)
         if (c % n == i)
             sp->pruned[w++] = sp->pruned[c];
     sp->npruned = w;
-    sp->enumerated = sp->n + sp->npruned;
+    sp->enumerated = sp->n + sp->rejected;
 }
 
 /* ------------------------------------------------------------ discovery */

@@ -3,11 +3,21 @@
  * template declares in its `space` table (several templates form one space),
  * checked with the template's check() against the device's limits.
  *
- * Candidates that pass check() are kept with what the template's
- * resources() says about them (for the analytic model) and a coordinate per
- * parameter: the rank of its value among the values that parameter takes in
- * the space, so that strategies can move to neighbours. Candidates that fail
- * check() are kept, with the reason, in `pruned`.
+ * The walk (odometer order, last parameter fastest) calls check() on a
+ * configuration that records which parameters check() read (gen/walk.h).
+ * check() is a pure function of the configuration and the limits, so a
+ * verdict that read only the parameters up to position j holds for every
+ * combination that differs from this one only after j: a rejection skips
+ * that whole subtree with one call (counted in `rejected`, kept in
+ * `pruned`: the combination check() saw, its reason, how many it stands
+ * for), and a pass adds the whole subtree with the same resources() (read
+ * in the same call, and recorded the same way). The order puts the
+ * parameters verdicts seldom read last (walk_order in space.c), so that
+ * their values cost little. Candidates are kept with what
+ * resources() says (for the analytic model) and a coordinate per
+ * parameter: the rank of its value among the values that parameter takes
+ * in the space, so that strategies can move to neighbours. Texts live in
+ * one arena.
  */
 #ifndef KGEN_AUTOTUNE_SPACE_H
 #define KGEN_AUTOTUNE_SPACE_H
@@ -16,7 +26,8 @@
 
 #define KGI_SPACE_MAX_DIMS 32
 #define KGI_SPACE_MAX_TEMPLATES 16
-#define KGI_SPACE_MAX_COMBINATIONS 2000000L
+#define KGI_SPACE_MAX_VALUES 64
+#define KGI_SPACE_KEEP_PRUNED 4096 /* rejected subtrees kept in detail (all are counted) */
 
 /* How the K slices of one tile of C meet (resources()' `combine`). */
 typedef enum kgi_combine {
@@ -67,15 +78,18 @@ void kgi_res_from(const kgi_resources *in, kgi_res *r);
 
 typedef struct kgi_cand {
     int tmpl;                  /* index into kgi_space.tmpl */
-    char config[512];          /* canonical text */
+    const char *config;        /* canonical text (in the space's arena) */
     int coord[KGI_SPACE_MAX_DIMS];
     kgi_res res;
 } kgi_cand;
 
+/* A subtree of combinations check() rejected with one call. */
 typedef struct kgi_pruned {
     int tmpl;
-    char config[512];
-    char reason[512];
+    const char *config;        /* the combination check() saw */
+    const char *reason;        /* check()'s reason */
+    const char *free;          /* parameters any value of which the subtree holds ("cl, cc"), "" */
+    long count;                /* combinations it stands for (1: this one alone) */
 } kgi_pruned;
 
 typedef struct kgi_space_tmpl {
@@ -84,6 +98,8 @@ typedef struct kgi_space_tmpl {
     int nparams;               /* all parameters, canonical order */
     char param[KGI_SPACE_MAX_DIMS][32];
     int nvalues[KGI_SPACE_MAX_DIMS]; /* distinct values among its candidates */
+    char (*value)[KGI_SPACE_MAX_VALUES][32]; /* per parameter: the values seen, by raw index */
+    int nraw[KGI_SPACE_MAX_DIMS];
 } kgi_space_tmpl;
 
 typedef struct kgi_space {
@@ -91,23 +107,32 @@ typedef struct kgi_space {
     int ntmpl;
     kgi_cand *cand;
     int n, cap;
-    kgi_pruned *pruned;
+    kgi_pruned *pruned;        /* the first KGI_SPACE_KEEP_PRUNED rejected subtrees */
     int npruned, pcap;
-    long enumerated;           /* combinations generated (n + npruned) */
+    long subtrees;             /* rejected subtrees, all of them */
+    long rejected;             /* combinations check() rejected (the subtrees' counts) */
+    long enumerated;           /* combinations covered (n + rejected) */
+    long checks;               /* check() calls made */
     int *hash;                 /* coordinates -> index, built by kgi_space_finalize */
     int hash_size;
+    void *arena;               /* configuration and reason texts */
+    /* Called every few hundred check() calls; nonzero stops the walk (the
+     * space then holds what was walked, and `stopped` is set). */
+    int (*tick)(void *ud, const struct kgi_space *sp);
+    void *tick_ud;
+    int stopped;
 } kgi_space;
 
 /*
  * Enumerates template `tmpl`'s space into sp and checks every combination
- * against `lim`. `fixed` ("layout=nn") sets parameters for every candidate;
+ * against `lim` (skipping rejected subtrees, as above). `fixed` ("layout=nn") sets parameters for every candidate;
  * `override` ("bm=64,128 tm=4") replaces the listed parameters' value lists
  * (parameters the template lacks are ignored; kgi_space_check_override
  * rejects names no template has). KG_ERR_CONFIG for bad values in either.
  */
 kg_status kgi_space_add_template(kgi_space *sp, kgi_host *h, const char *tmpl, const char *fixed,
                                  const char *override, const kgi_limits *lim, char *err, size_t errlen);
-/* Adds one configuration (checked; a rejected one goes to `pruned`). */
+/* Adds one configuration (checked; a rejected one goes to `pruned`, count 1). */
 kg_status kgi_space_add_config(kgi_space *sp, kgi_host *h, const char *tmpl, const char *config,
                                const kgi_limits *lim, char *err, size_t errlen);
 /* Errors when `override` names a parameter none of the templates has. */
@@ -115,7 +140,8 @@ kg_status kgi_space_check_override(kgi_host *h, const char *const *tmpls, int nt
                                    char *err, size_t errlen);
 /* Computes coordinates and the neighbour index; call after adding. */
 kg_status kgi_space_finalize(kgi_space *sp);
-/* Keeps slice `i` of `n` (every n-th candidate and pruned entry). */
+/* Keeps slice `i` of `n` (every n-th candidate and kept pruned subtree;
+ * the counts of rejections stay the whole space's). */
 void kgi_space_shard(kgi_space *sp, int i, int n);
 void kgi_space_free(kgi_space *sp);
 

@@ -1,6 +1,7 @@
 /*
- * strategy.c -- exhaustive, random, simulated annealing and model-ranked
- * top-k search (see strategy.h).
+ * strategy.c -- the default (model-ranked top-k, then a local search),
+ * exhaustive, random, simulated annealing and model-ranked top-k search
+ * (see strategy.h).
  *
  * The budget counts candidates that ran on the GPU, whatever the outcome
  * (a candidate pruned after compiling costs only a compile). A candidate
@@ -237,10 +238,107 @@ int kgi_strategy_anneal(kgi_search *s)
     return s->best;
 }
 
+/* qsort over candidate indices by score, best first (context-free: the
+ * scores ride along). */
+typedef struct scored {
+    double ms;
+    int c;
+} scored;
+
+static int cmp_scored(const void *a, const void *b)
+{
+    const scored *x = a, *y = b;
+    return (x->ms > y->ms) - (x->ms < y->ms);
+}
+
+/*
+ * The default: the model's top three quarters of the budget (default 64:
+ * the top 48), then a local search with the rest. Each round takes the
+ * AUTO_PARENTS fastest candidates found so far (more, down the list, when
+ * those have no neighbour left) and evaluates their neighbours not evaluated yet (one parameter one value up or down, kept
+ * when check() admitted the combination), in the model's order; rounds go
+ * on while the budget lasts and new neighbours remain, so a neighbour that
+ * wins becomes a parent in the next round. A space no larger than the
+ * budget is evaluated whole.
+ */
+#define AUTO_PARENTS 4
+#define AUTO_BUDGET 64
+
+int kgi_strategy_auto(kgi_search *s)
+{
+    const kgi_space *sp = s->space;
+    int n = sp->n;
+    if (n == 0)
+        return -1;
+    if (!s->rank)
+        return kgi_strategy_random(s);
+    int budget = s->budget > 0 ? s->budget : AUTO_BUDGET;
+    if (budget >= n) {
+        /* a space this small: all of it, the model's best first */
+        kgi_search_eval(s, s->rank, n);
+        return s->best;
+    }
+    s->budget = budget - budget / 4;
+    kgi_search_eval(s, s->rank, n);
+    s->budget = budget;
+    int *pos = malloc((size_t)n * sizeof *pos), *todo = malloc((size_t)n * sizeof *todo);
+    scored *found = malloc((size_t)n * sizeof *found);
+    if (!pos || !todo || !found)
+        goto out;
+    for (int i = 0; i < n; i++)
+        pos[s->rank[i]] = i;
+    while (!s->stopped && kgi_search_left(s) > 0) {
+        int nf = 0;
+        for (int c = 0; c < n; c++)
+            if (isfinite(s->score[c]) && s->score[c] >= 0)
+                found[nf++] = (scored){s->score[c], c};
+        qsort(found, (size_t)nf, sizeof *found, cmp_scored);
+        /* the parents' neighbours, each once, in the model's order; when
+         * the best few have none left, the next best are parents too */
+        int nt = 0;
+        for (int f = 0; f < nf && (f < AUTO_PARENTS || nt == 0); f++) {
+            const kgi_cand *x = &sp->cand[found[f].c];
+            const kgi_space_tmpl *t = &sp->tmpl[x->tmpl];
+            for (int p = 0; p < t->nparams; p++)
+                for (int dir = -1; dir <= 1; dir += 2) {
+                    int coord[KGI_SPACE_MAX_DIMS];
+                    memcpy(coord, x->coord, sizeof coord);
+                    coord[p] += dir;
+                    if (coord[p] < 0 || coord[p] >= t->nvalues[p])
+                        continue;
+                    int y = kgi_space_find(sp, x->tmpl, coord);
+                    if (y < 0 || !isnan(s->score[y]))
+                        continue;
+                    int dup = 0;
+                    for (int i = 0; i < nt && !dup; i++)
+                        dup = todo[i] == y;
+                    if (!dup)
+                        todo[nt++] = y;
+                }
+        }
+        if (nt == 0)
+            break;
+        /* insertion sort by model rank: the lists are short */
+        for (int i = 1; i < nt; i++)
+            for (int j = i; j > 0 && pos[todo[j]] < pos[todo[j - 1]]; j--) {
+                int tmp = todo[j];
+                todo[j] = todo[j - 1], todo[j - 1] = tmp;
+            }
+        if (kgi_search_eval(s, todo, nt) == 0)
+            break;
+    }
+out:
+    free(pos);
+    free(todo);
+    free(found);
+    return s->best;
+}
+
 static const struct {
     const char *name;
     kgi_strategy_fn fn;
 } strategies[] = {
+    {"auto", kgi_strategy_auto},
     {"exhaustive", kgi_strategy_exhaustive},
     {"random", kgi_strategy_random},
     {"anneal", kgi_strategy_anneal},
@@ -255,4 +353,4 @@ kgi_strategy_fn kgi_strategy_find(const char *name)
     return NULL;
 }
 
-const char *kgi_strategy_names(void) { return "exhaustive, random, anneal, model"; }
+const char *kgi_strategy_names(void) { return "auto, exhaustive, random, anneal, model"; }

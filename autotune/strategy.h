@@ -52,15 +52,18 @@ int kgi_search_left(const kgi_search *s);
 
 typedef int (*kgi_strategy_fn)(kgi_search *s);
 
+/* The default: the model's top 3/4 of the budget (64 without one), then a
+ * local search around the best few with the rest. */
+int kgi_strategy_auto(kgi_search *s);
 int kgi_strategy_exhaustive(kgi_search *s);
 int kgi_strategy_random(kgi_search *s);
 int kgi_strategy_anneal(kgi_search *s);
 int kgi_strategy_model(kgi_search *s);
 
-/* The strategy called `name` ("exhaustive", "random", "anneal", "model"),
- * or NULL. */
+/* The strategy called `name` ("auto", "exhaustive", "random", "anneal",
+ * "model"), or NULL. */
 kgi_strategy_fn kgi_strategy_find(const char *name);
-/* "exhaustive, random, anneal, model" */
+/* "auto, exhaustive, random, anneal, model" */
 const char *kgi_strategy_names(void);
 
 #endif

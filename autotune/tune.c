@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "autotune/strategy.h"
@@ -51,10 +52,50 @@ static kg_status start_workers(kgi_tuner *t, char *err, size_t errlen)
     return KG_OK;
 }
 
+/* CPU time of the calling thread (the walk's cost on a busy machine). */
+static double thread_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Whether the run must stop now: an interrupt or the --time limit (noted in
+ * the report). */
+static int must_stop(kgi_tuner *t)
+{
+    if (t->o->interrupted && *t->o->interrupted)
+        t->rep->interrupted = 1;
+    else if (t->deadline > 0 && kgi_now() > t->deadline)
+        t->rep->timed_out = 1;
+    return t->rep->interrupted || t->rep->timed_out;
+}
+
+/* Progress of the run outside the search (stage "space"). */
+static void stage_progress(kgi_tuner *t, const char *stage)
+{
+    if (!t->o->progress)
+        return;
+    kgi_tune_progress p = {.stage = stage, .walked = t->sp->enumerated, .rejected = t->sp->rejected,
+                           .candidates = t->sp->n, .templates = t->o->ntmpl, .nshapes = t->o->nshapes,
+                           .elapsed_s = kgi_now() - t->t0};
+    t->o->progress(t->o->progress_ud, &p);
+}
+
+/* The walk's tick: progress, and stop on an interrupt or the time limit. */
+static int space_tick(void *ud, const kgi_space *sp)
+{
+    kgi_tuner *t = ud;
+    (void)sp;
+    stage_progress(t, "space");
+    return must_stop(t);
+}
+
 /* Enumerates and checks the space of every template against `lim`. */
 static kg_status build_space(kgi_tuner *t, const kgi_limits *lim, char *err, size_t errlen)
 {
     const kgi_tune_opts *o = t->o;
+    t->sp->tick = space_tick, t->sp->tick_ud = t;
     kgi_host *h = kgi_host_new();
     if (!h)
         return KG_ERR_NOMEM;
@@ -73,9 +114,10 @@ static kg_status build_space(kgi_tuner *t, const kgi_limits *lim, char *err, siz
     }
     if (o->space && (st = kgi_space_check_override(h, o->tmpls, o->ntmpl, o->space, err, errlen)) != KG_OK)
         goto done;
-    for (int i = 0; i < o->ntmpl; i++)
+    for (int i = 0; i < o->ntmpl && !t->sp->stopped; i++)
         if ((st = kgi_space_add_template(t->sp, h, o->tmpls[i], fixed, o->space, lim, err, errlen)) != KG_OK)
             goto done;
+    stage_progress(t, "space");
     if ((st = kgi_space_finalize(t->sp)) != KG_OK)
         goto done;
     if (o->shard_n > 1)
@@ -85,36 +127,13 @@ done:
     return st;
 }
 
-/* The check()-pruned part of the space, recorded for this shape in one
- * transaction (they are known all at once). */
-static kg_status record_check_pruned(kgi_tuner *t)
+/* The check()-pruned part of the space: counted in the shape's outcomes,
+ * not written row by row (a default space rejects over a million
+ * combinations per shape; the run's row in the database carries the counts,
+ * autotune/README.md). */
+static void count_check_pruned(kgi_tuner *t)
 {
-    kgi_shape_report *s = t->cur;
-    const kgi_space *sp = t->sp;
-    s->count[KGI_OUT_PRUNED_CHECK] += sp->npruned;
-    if (!t->db || sp->npruned == 0)
-        return KG_OK;
-    kgi_dbkey *keys = malloc((size_t)sp->npruned * sizeof *keys);
-    kgi_result *res = calloc((size_t)sp->npruned, sizeof *res);
-    kg_status st = KG_ERR_NOMEM;
-    if (keys && res) {
-        for (int i = 0; i < sp->npruned; i++) {
-            const kgi_pruned *p = &sp->pruned[i];
-            keys[i] = t->key;
-            snprintf(keys[i].tmpl, sizeof keys[i].tmpl, "%s", sp->tmpl[p->tmpl].name);
-            keys[i].tmpl_version = sp->tmpl[p->tmpl].version;
-            keys[i].m = s->sh.m, keys[i].n = s->sh.n, keys[i].k = s->sh.k;
-            snprintf(keys[i].config, sizeof keys[i].config, "%s", p->config);
-            res[i].outcome = KGI_OUT_PRUNED_CHECK;
-            snprintf(res[i].reason, sizeof res[i].reason, "%s", p->reason);
-        }
-        st = kgi_db_put_many(t->db, keys, res, sp->npruned, t->run_id, t->o->force);
-        if (st != KG_OK)
-            snprintf(t->err, t->errlen, "cannot record results in %s: %s", kgi_db_path(t->db), kgi_db_error(t->db));
-    }
-    free(keys);
-    free(res);
-    return st;
+    t->cur->count[KGI_OUT_PRUNED_CHECK] += (int)t->sp->rejected;
 }
 
 /* Tunes one shape with the chosen strategy. */
@@ -136,15 +155,20 @@ static kg_status tune_shape(kgi_tuner *t, int si, kgi_strategy_fn strategy)
     t->best_probe_ms = 0;
     memset(t->state, EV_IDLE, (size_t)n + 1);
     double t0 = kgi_now();
-    kg_status st = record_check_pruned(t);
-    if (st != KG_OK)
-        return st;
+    count_check_pruned(t);
+    kg_status st = KG_OK;
     int *rank = malloc(((size_t)n + 1) * sizeof *rank);
     if (!rank)
         return KG_ERR_NOMEM;
     kgi_model_rank(t->sp, &t->model, s->sh.m, s->sh.n, s->sh.k, rank);
+    if (must_stop(t)) {
+        free(rank);
+        return KG_OK;
+    }
     int budget = o->budget;
-    if (budget <= 0 && strcmp(o->strategy, "exhaustive") != 0)
+    if (budget <= 0 && strcmp(o->strategy, "auto") == 0)
+        budget = 64; /* kgi_strategy_auto's: the model's top 48, then 16 around the best */
+    else if (budget <= 0 && strcmp(o->strategy, "exhaustive") != 0)
         budget = n / 10 > 20 ? n / 10 : 20;
     s->planned = budget > 0 && budget < n ? budget : n;
     kgi_search search = {.space = t->sp, .eval = o->dry_run ? kgi_tuner_eval_dry : kgi_tuner_eval, .ud = t,
@@ -212,6 +236,9 @@ kg_status kgi_tune_run(const kgi_tune_opts *o, kgi_tune_report *rep, char *err, 
         return KG_ERR_INVALID_ARG;
     }
     int arch;
+    stage_progress(&t, "start");
+    if (must_stop(&t))
+        return KG_OK;
     if (o->dry_run) {
         const kgi_limits *lim = kgi_arch_limits(o->arch);
         if (!lim) {
@@ -236,7 +263,11 @@ kg_status kgi_tune_run(const kgi_tune_opts *o, kgi_tune_report *rep, char *err, 
         snprintf(t.key.dtype, sizeof t.key.dtype, "f32");
         snprintf(t.key.layout, sizeof t.key.layout, "%s", o->layout);
     }
-    if ((st = build_space(&t, &rep->limits, err, errlen)) != KG_OK)
+    double walk0 = kgi_now(), cpu0 = thread_cpu_s();
+    st = build_space(&t, &rep->limits, err, errlen);
+    rep->space_s = kgi_now() - walk0;
+    rep->space_cpu_s = thread_cpu_s() - cpu0;
+    if (st != KG_OK || must_stop(&t))
         goto done;
     rep->space_size = t.sp->n;
     if (!o->dry_run && (st = open_db(&t, err, errlen)) != KG_OK)
@@ -266,13 +297,21 @@ kg_status kgi_tune_run(const kgi_tune_opts *o, kgi_tune_report *rep, char *err, 
 done:
     if (t.pool) {
         kgi_pool_stats(t.pool, &rep->compiled, &rep->compiled_from_cache, &rep->compile_ms);
-        kgi_pool_stop(t.pool);
+        /* stopped: a compile in flight may take seconds; do not wait for it */
+        kgi_pool_stop_within(t.pool, rep->interrupted || rep->timed_out ? 0.2 : -1);
     }
-    for (int i = 0; i < t.nworkers; i++)
-        kgi_worker_quit(&t.workers[i]);
+    for (int i = 0; i < t.nworkers; i++) {
+        if (rep->interrupted)
+            kgi_worker_kill(&t.workers[i], NULL, 0);
+        else
+            kgi_worker_quit(&t.workers[i]);
+    }
     if (t.db) {
-        kgi_db_run_end(t.db, t.run_id,
-                       st != KG_OK ? "failed" : rep->interrupted ? "interrupted" : rep->timed_out ? "time limit" : "done");
+        char status[256];
+        snprintf(status, sizeof status, "%s; space: %ld combinations, %ld rejected by check(), %d candidates",
+                 st != KG_OK ? "failed" : rep->interrupted ? "interrupted" : rep->timed_out ? "time limit" : "done",
+                 t.sp->enumerated, t.sp->rejected, t.sp->n);
+        kgi_db_run_end(t.db, t.run_id, status);
         kgi_db_close(t.db);
     }
     for (int i = 0; i < 2; i++)

@@ -28,8 +28,13 @@ typedef struct kgi_tune_shape {
     int m, n, k;
 } kgi_tune_shape;
 
-/* What the progress callback sees after each recorded candidate. */
+/* What the progress callback sees after each recorded candidate, and
+ * (with `stage` set) while the run starts and walks the space. */
 typedef struct kgi_tune_progress {
+    const char *stage;          /* NULL: the search (the fields below); "space": walking the space */
+    long walked, rejected;      /* stage "space": combinations covered so far, of them rejected */
+    int candidates;             /* stage "space": candidates so far */
+    int templates;              /* stage "space": templates in the space */
     int shape, nshapes;
     const kgi_tune_shape *sh;
     int done, total;            /* candidates finished this shape / planned */
@@ -73,7 +78,7 @@ typedef struct kgi_tune_opts {
     const char *command;        /* the command line, for the runs table */
     void (*progress)(void *ud, const kgi_tune_progress *p);
     void *progress_ud;
-    volatile sig_atomic_t *interrupted; /* set by a signal handler: stop soon */
+    volatile sig_atomic_t *interrupted; /* set by a signal handler: every stage stops within a second */
 } kgi_tune_opts;
 
 /* The final stage. The search times each candidate alone, L2 flushed,
@@ -121,6 +126,7 @@ typedef struct kgi_tune_report {
     char db_path[4096];
     kgi_space space;
     int space_size;             /* candidates that passed check() (this shard) */
+    double space_s, space_cpu_s; /* wall and CPU time spent walking and checking the space */
     kgi_shape_report *shapes;
     int nshapes;                /* shapes finished or started */
     int compiled, compiled_from_cache, compiled_in_worker;

@@ -3,6 +3,7 @@
  * device and shapes, records every evaluated one in the tuning database
  * (where kg_matmul finds the best), and prints progress and a table.
  */
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -15,8 +16,9 @@
 #include "autotune/tune.h"
 #include "cli.h"
 
+/* The signal that asked the run to stop (SIGINT, SIGTERM), 0 while none. */
 static volatile sig_atomic_t interrupted;
-static void on_signal(int sig) { (void)sig; interrupted = 1; }
+static void on_signal(int sig) { interrupted = sig; }
 
 /* ------------------------------------------------------------ progress */
 
@@ -28,9 +30,36 @@ typedef struct view {
     int active;                 /* a \r line is on screen */
 } view;
 
+/* Before the search: starting, then walking the space (a line at once,
+ * then every 2 s, or a \r line on a terminal). */
+static void show_stage(view *v, const kgi_tune_progress *p)
+{
+    if (strcmp(p->stage, "start") == 0) {
+        fprintf(stderr, "kgen tune: %d shape%s; walking the space of %d template%s\n", p->nshapes,
+                p->nshapes == 1 ? "" : "s", p->templates, p->templates == 1 ? "" : "s");
+        v->last_line = p->elapsed_s;
+        return;
+    }
+    if (v->tty) {
+        fprintf(stderr, "\r\033[K[space] %ld combinations walked, %ld rejected by check(), %d candidates, %.1f s",
+                p->walked, p->rejected, p->candidates, p->elapsed_s);
+        v->active = 1;
+        return;
+    }
+    if (p->elapsed_s - v->last_line < 2)
+        return;
+    v->last_line = p->elapsed_s;
+    fprintf(stderr, "kgen tune: space: %ld combinations walked, %ld rejected by check(), %d candidates, %.0f s\n",
+            p->walked, p->rejected, p->candidates, p->elapsed_s);
+}
+
 static void show_progress(void *ud, const kgi_tune_progress *p)
 {
     view *v = ud;
+    if (p->stage) {
+        show_stage(v, p);
+        return;
+    }
     char best[640] = "none yet";
     if (p->best_ms > 0) {
         double tf = 2.0 * p->sh->m * p->sh->n * (double)p->sh->k / (p->best_ms * 1e9);
@@ -113,9 +142,11 @@ static void print_summary(const kgi_tune_report *rep, const kgi_tune_opts *o, in
                 rep->device.peak_fp32_tflops, rep->nworkers, rep->nworkers == 1 ? "" : "s", rep->db_path);
     else
         fprintf(f, "\ndry run for %s (no GPU): nothing was timed or recorded\n", rep->limits.name);
-    fprintf(f, "space: %ld combinations of %d template%s, %d rejected by check(), %d candidates%s\n",
-            rep->space.enumerated, rep->space.ntmpl, rep->space.ntmpl == 1 ? "" : "s", rep->space.npruned, rep->space.n,
-            o->shard_n > 1 ? " in this shard" : "");
+    fprintf(f, "space: %ld combinations of %d template%s, %ld rejected by check() (%ld subtrees), %d candidates%s;"
+            " %ld check() calls in %.2f s (%.2f s of CPU)\n",
+            rep->space.enumerated, rep->space.ntmpl, rep->space.ntmpl == 1 ? "" : "s", rep->space.rejected,
+            rep->space.subtrees, rep->space.n, o->shard_n > 1 ? " in this shard" : "", rep->space.checks, rep->space_s,
+            rep->space_cpu_s);
     fprintf(f, "compiled: %d (%d from the cache, %.1f s of NVRTC time); %d compiled again in a worker\n",
             rep->compiled, rep->compiled_from_cache, rep->compile_ms / 1e3, rep->compiled_in_worker);
     row *rows = malloc(((size_t)rep->space.n + 1) * sizeof *rows);
@@ -257,7 +288,7 @@ static int read_shapes(const char *path, kgi_tune_shape **out, int *n)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
-        fprintf(stderr, "kgen: --shapes: cannot open '%s'\n", path);
+        fprintf(stderr, "kgen: --shapes: cannot open '%s': %s\n", path, strerror(errno));
         return -1;
     }
     char line[512];
@@ -275,7 +306,7 @@ static int read_shapes(const char *path, kgi_tune_shape **out, int *n)
         int off = nt == 4 ? 1 : 0;
         long v[3];
         char what[96];
-        snprintf(what, sizeof what, "%s:%d", path, lineno);
+        snprintf(what, sizeof what, "--shapes %s:%d", path, lineno);
         if ((nt != 3 && nt != 4) || kgc_int(what, tok[off], 1, INT_MAX, &v[0]) || kgc_int(what, tok[off + 1], 1, INT_MAX, &v[1]) ||
             kgc_int(what, tok[off + 2], 1, INT_MAX, &v[2])) {
             if (nt != 3 && nt != 4)
@@ -297,9 +328,12 @@ static int read_shapes(const char *path, kgi_tune_shape **out, int *n)
         snprintf(s->tag, sizeof s->tag, "%.31s", off ? tok[0] : "");
         s->m = (int)v[0], s->n = (int)v[1], s->k = (int)v[2];
     }
+    int bad = ferror(f);
     fclose(f);
-    if (*n == 0) {
-        fprintf(stderr, "kgen: --shapes: '%s' has no shapes\n", path);
+    if (bad || *n == 0) {
+        fprintf(stderr, "kgen: --shapes: '%s' %s\n", path, bad ? "could not be read" : "has no shapes");
+        free(*out);
+        *out = NULL;
         return -1;
     }
     return 0;
@@ -362,7 +396,7 @@ int kgc_cmd_tune(int argc, char **argv)
         free(av);
         return KGC_USAGE;
     }
-    const char *m = NULL, *n = NULL, *k = NULL, *shapes = NULL, *layout = "nn", *strategy = "exhaustive",
+    const char *m = NULL, *n = NULL, *k = NULL, *shapes = NULL, *layout = "nn", *strategy = "auto",
                *budget = NULL, *time_s = NULL, *db = NULL, *jobs = NULL, *seed = NULL, *device = NULL, *devices = NULL,
                *shard = NULL, *force = NULL, *dry = NULL, *space = NULL, *alpha = NULL, *beta = NULL, *maxsec = NULL,
                *timeout = NULL, *slow = NULL, *noflush = NULL, *maxspill = NULL, *minocc = NULL, *csv = NULL,
@@ -432,6 +466,20 @@ int kgc_cmd_tune(int argc, char **argv)
         goto out;
     }
     o.tmpls = tmpls, o.ntmpl = nt;
+    /* every named template must load and declare a space: said now, before
+     * any GPU worker starts or any database is opened */
+    for (int i = 0; i < nt; i++) {
+        char why[1024];
+        int unused;
+        if (kgi_host_has_param(ctx->host, tmpls[i], NULL, &unused, why, sizeof why) != KG_OK) {
+            fprintf(stderr, "kgen: --template: %s\n", why);
+            goto out;
+        }
+        if (!kgi_host_has_space(ctx->host, tmpls[i])) {
+            fprintf(stderr, "kgen: --template: template '%s' declares no `space` to tune\n", tmpls[i]);
+            goto out;
+        }
+    }
     if (strcmp(layout, "nn") && strcmp(layout, "nt") && strcmp(layout, "tn") && strcmp(layout, "tt")) {
         fprintf(stderr, "kgen: --layout must be nn, nt, tn or tt (got '%s')\n", layout);
         goto out;
@@ -446,6 +494,13 @@ int kgc_cmd_tune(int argc, char **argv)
         goto out;
     snprintf(space_text, sl, "%s%s%s", space ? space : "", space && args.config[0] ? " " : "", args.config);
     o.space = space_text[0] ? space_text : NULL;
+    if (o.space) {
+        char why[1024];
+        if (kgi_space_check_override(ctx->host, tmpls, nt, o.space, why, sizeof why) != KG_OK) {
+            fprintf(stderr, "kgen: %s\n", why);
+            goto out;
+        }
+    }
     long v;
     double d;
     o.dry_run = dry != NULL;
@@ -609,8 +664,16 @@ int kgc_cmd_tune(int argc, char **argv)
     }
     if (st != KG_OK)
         fprintf(stderr, "kgen: tune: %s\n", err);
-    rc = st == KG_OK ? (rep.interrupted ? KGC_FAIL : KGC_OK)
-                     : (st == KG_ERR_CONFIG || st == KG_ERR_INVALID_ARG) ? KGC_USAGE : KGC_FAIL;
+    rc = st == KG_OK ? KGC_OK : (st == KG_ERR_CONFIG || st == KG_ERR_INVALID_ARG) ? KGC_USAGE : KGC_FAIL;
+    if (rep.interrupted) {
+        int sig = interrupted ? (int)interrupted : SIGINT;
+        fprintf(stderr, "kgen: tune: interrupted (%s)%s\n", sig == SIGTERM ? "SIGTERM" : "SIGINT",
+                o.dry_run ? "" : "; what finished is in the database: run again to resume");
+        /* A compile may still be running in a pool thread left to finish:
+         * end the process now rather than unwind under it. */
+        fflush(NULL);
+        _exit(128 + sig);
+    }
     kgi_tune_report_free(&rep);
 out:
     free(space_text);

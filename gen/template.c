@@ -184,35 +184,17 @@ static void str_field(lua_State *L, int idx, const char *k, char *buf, size_t le
     lua_pop(L, 1);
 }
 
-kg_status kgi_host_resources(kgi_host *h, const char *tmpl, const char *config, kgi_resources *r, char *err,
-                             size_t errlen)
+void kgi_read_resources(lua_State *L, int cfg, int res, kgi_resources *r)
 {
-    lua_State *L = kgi_host_lua(h);
-    int top = lua_gettop(L);
     memset(r, 0, sizeof *r);
-    kg_status st = kgi_host_push_template(h, tmpl, err, errlen);
-    if (st != KG_OK || (st = kgi_host_push_config(h, tmpl, config, err, errlen)) != KG_OK) {
-        lua_settop(L, top);
-        return st;
-    }
-    int cfg = lua_gettop(L);
     lua_getfield(L, cfg, "layout");
     snprintf(r->layout, sizeof r->layout, "%s", lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "nn");
     lua_pop(L, 1);
     int ok = 1;
     r->pad = lua_getfield(L, cfg, "pad") == LUA_TNIL ? -1 : (int)lua_tointegerx(L, -1, &ok);
     lua_pop(L, 1);
-    lua_getfield(L, cfg - 1, "resources");
-    lua_pushvalue(L, cfg);
-    if ((st = kgi_host_pcall(h, 1, 1, err, errlen)) != KG_OK) {
-        lua_settop(L, top);
-        return st;
-    }
-    int res = lua_gettop(L);
-    if (!lua_istable(L, res)) {
-        lua_settop(L, top);
-        return KG_OK;
-    }
+    if (!lua_istable(L, res))
+        return;
     r->table = 1;
     r->threads = num_field(L, res, "threads", 1, &r->bad);
     r->smem_static = num_field(L, res, "smem_static", 1, &r->bad);
@@ -257,6 +239,27 @@ kg_status kgi_host_resources(kgi_host *h, const char *tmpl, const char *config, 
     r->pack = num_field(L, res, "pack", 0, &r->bad);
     str_field(L, res, "combine", r->combine, sizeof r->combine);
     str_field(L, res, "beta_pass", r->beta_pass, sizeof r->beta_pass);
+}
+
+kg_status kgi_host_resources(kgi_host *h, const char *tmpl, const char *config, kgi_resources *r, char *err,
+                             size_t errlen)
+{
+    lua_State *L = kgi_host_lua(h);
+    int top = lua_gettop(L);
+    memset(r, 0, sizeof *r);
+    kg_status st = kgi_host_push_template(h, tmpl, err, errlen);
+    if (st != KG_OK || (st = kgi_host_push_config(h, tmpl, config, err, errlen)) != KG_OK) {
+        lua_settop(L, top);
+        return st;
+    }
+    int cfg = lua_gettop(L);
+    lua_getfield(L, cfg - 1, "resources");
+    lua_pushvalue(L, cfg);
+    if ((st = kgi_host_pcall(h, 1, 1, err, errlen)) != KG_OK) {
+        lua_settop(L, top);
+        return st;
+    }
+    kgi_read_resources(L, cfg, lua_gettop(L), r);
     lua_settop(L, top);
     return KG_OK;
 }

@@ -214,6 +214,38 @@ function T.check(cfg, limits)
     return fail("wk=%d sums its groups' partial tiles in shared memory; it does not combine with %s: use wk=1",
       cfg.wk, cfg.cl == 1 and "cl=1" or "sk=" .. cfg.sk)
   end
+  -- Rules on the parameters alone come before anything is derived, in the
+  -- order of the parameters they read: the tuner's space walk (autotune/space.c)
+  -- skips every combination that agrees with a rejected one on what check()
+  -- read, so an early verdict that reads few parameters cuts a large subtree.
+  if cfg.pack == 1 and cfg.vec ~= 4 then
+    return fail("pack=1 pads the operands for 16-byte copies: it needs vec=4 (got vec=%d)", cfg.vec)
+  end
+  if cfg.ba == 1 and (cfg.stages ~= 1 or limits.sm < 80) then
+    return fail("ba=1 copies B with cp.async inside the register-prefetch pipeline: it needs stages=1 (got %d) and sm_80 or newer (target %s)",
+      cfg.stages, limits.name)
+  end
+  if cfg.cl == 1 then
+    if cfg.splitk < 2 or cfg.splitk > 8 then
+      return fail("cl=1 makes the splitk slices of a tile one cluster: it needs 2 <= splitk <= 8 (a portable cluster), got splitk=%d", cfg.splitk)
+    end
+    if limits.sm < 90 then
+      return fail("cl=1 uses thread-block clusters and distributed shared memory, which need sm_90 or newer (target %s)", limits.name)
+    end
+    if cfg.red ~= 1 or cfg.bn % 4 ~= 0 then
+      return fail("cl=1 sums the slices without atomics in 4-float vectors: it needs red=1 and bn %% 4 == 0 (red=%d, bn=%d)", cfg.red, cfg.bn)
+    end
+  end
+  if cfg.sk > 0 and cfg.splitk > 1 then
+    return fail("sk=%d (stream-K) divides K itself; it does not combine with splitk=%d: use splitk=1", cfg.sk, cfg.splitk)
+  end
+  if cfg.splitk == 1 and cfg.sk == 0 and cfg.red ~= 1 then
+    return fail("red=%d sets how split-K or stream-K adds into C; with splitk=1 and sk=0 nothing is added: use red=1", cfg.red)
+  end
+  if cfg.red == 4 and (cfg.tn % 4 ~= 0 or limits.sm < 90) then
+    return fail("red=4 adds 4 consecutive floats of a lane's patch at once: it needs tn %% 4 == 0 (tn=%d) and sm_90 or newer (target %s)",
+      cfg.tn, limits.name)
+  end
   local d = derive(cfg)
   if d.threads > limits.max_threads_per_block then
     return fail("bm=%d bn=%d wm=%d wn=%d wk=%d give %d warps = %d threads per block; the limit is %d",
@@ -229,44 +261,12 @@ function T.check(cfg, limits)
         cfg.vec, cfg.stages, 4 * cfg.vec, op.smem, op.stride, cfg.pad, 4 * cfg.vec)
     end
   end
-  if cfg.pack == 1 and cfg.vec ~= 4 then
-    return fail("pack=1 pads the operands for 16-byte copies: it needs vec=4 (got vec=%d)", cfg.vec)
-  end
-  if cfg.cc == 1 and not (copy.compact(cfg, d, d.A) or copy.compact(cfg, d, d.B)) then
-    return fail("cc=1 changes nothing here: no operand is copied as single floats through cp.async in a pattern that shares pointers (stages=%d, vec=%d); use cc=0",
-      cfg.stages, cfg.vec)
-  end
-  if cfg.cl == 1 then
-    if cfg.splitk < 2 or cfg.splitk > 8 then
-      return fail("cl=1 makes the splitk slices of a tile one cluster: it needs 2 <= splitk <= 8 (a portable cluster), got splitk=%d", cfg.splitk)
-    end
-    if limits.sm < 90 then
-      return fail("cl=1 uses thread-block clusters and distributed shared memory, which need sm_90 or newer (target %s)", limits.name)
-    end
-    if cfg.red ~= 1 or cfg.bn % 4 ~= 0 then
-      return fail("cl=1 sums the slices without atomics in 4-float vectors: it needs red=1 and bn %% 4 == 0 (red=%d, bn=%d)", cfg.red, cfg.bn)
-    end
-  end
   if cfg.mid == 1 and d.kslice // d.kg < 2 then
     return fail("mid=1 moves the next tile's copies into the middle of the multiplication: it needs at least two fragment steps per tile of K (%d values of k in %d-value steps)",
       d.kslice, d.kg)
   end
-  if cfg.sk > 0 and cfg.splitk > 1 then
-    return fail("sk=%d (stream-K) divides K itself; it does not combine with splitk=%d: use splitk=1", cfg.sk, cfg.splitk)
-  end
-  if cfg.splitk == 1 and cfg.sk == 0 and cfg.red ~= 1 then
-    return fail("red=%d sets how split-K or stream-K adds into C; with splitk=1 and sk=0 nothing is added: use red=1", cfg.red)
-  end
-  if cfg.red == 4 and (cfg.tn % 4 ~= 0 or limits.sm < 90) then
-    return fail("red=4 adds 4 consecutive floats of a lane's patch at once: it needs tn %% 4 == 0 (tn=%d) and sm_90 or newer (target %s)",
-      cfg.tn, limits.name)
-  end
   if d.async and limits.sm < 80 then
     return fail("stages=%d uses cp.async, which needs sm_80 or newer (target %s); use stages=1",
-      cfg.stages, limits.name)
-  end
-  if cfg.ba == 1 and (cfg.stages ~= 1 or limits.sm < 80) then
-    return fail("ba=1 copies B with cp.async inside the register-prefetch pipeline: it needs stages=1 (got %d) and sm_80 or newer (target %s)",
       cfg.stages, limits.name)
   end
   if cfg.xb == 1 and (cfg.stages ~= 1 or cfg.mid == 1 or d.kslice // d.kg < 2) then
@@ -281,6 +281,11 @@ function T.check(cfg, limits)
   if d.smem > limits.smem_per_block_optin then
     return fail("bm=%d bn=%d bk=%d pad=%d stages=%d wk=%d need %d bytes of shared memory per block; the limit is %d (%s)",
       cfg.bm, cfg.bn, cfg.bk, cfg.pad, cfg.stages, cfg.wk, d.smem, limits.smem_per_block_optin, limits.name)
+  end
+  -- last: its test walks the copies of every thread (answers memoized per geometry)
+  if cfg.cc == 1 and not (copy.compact(cfg, d, d.A) or copy.compact(cfg, d, d.B)) then
+    return fail("cc=1 changes nothing here: no operand is copied as single floats through cp.async in a pattern that shares pointers (stages=%d, vec=%d); use cc=0",
+      cfg.stages, cfg.vec)
   end
   return true
 end

@@ -41,6 +41,8 @@ check "dry run counts 8 candidates" grep -q "8 candidates" "$tmp/dry.err"
 check "dry run would time all 8" grep -q "would-be-timed 8" "$tmp/dry.err"
 check "dry run lists them" test "$(grep -c "^  [0-9].* matmul bm=" "$tmp/dry.err")" = 8
 check "dry run writes no database" test ! -e "$tmp/never.db"
+check "the default strategy is auto" grep -q "strategy auto" "$tmp/dry.err"
+check "the summary counts the walk's check() calls" grep -q "check() calls in" "$tmp/dry.err"
 # the limits table decides: 70 KB of shared memory fits sm_90, not sm_75
 big="bm=256 bn=256 bk=32 tm=8 tn=8 pad=4 vec=4"
 "$KGEN" tune --dry-run --arch sm_75 --template matmul --space "$big" >/dev/null 2>"$tmp/d75.err"
@@ -75,6 +77,37 @@ expect 2 "--final must be 0..64" tune --dry-run --final -1
 expect 2 "--final-rounds must be 1..1000" tune --dry-run --final-rounds 0
 expect 2 "expected 'M N K'" tune --shapes <(echo "1 2")
 expect 2 "not an integer" tune --shapes <(printf "big 4096 4096 x\n")
+# bad input to a real run (no --dry-run): a message naming the option, exit 2,
+# and the database neither created nor changed
+"$KGEN" db import --db "$tmp/keep.db" /dev/stdin >/dev/null 2>&1 <<'ROWS'
+device,cc,sm_count,template,template_version,dtype,layout,m,n,k,config,outcome,reason,time_ms,time_min_ms,time_max_ms,spread,reps,tflops,final_ms,registers,spill_bytes,smem_bytes,threads,occupancy,error,m_multiple,n_multiple,k_multiple,ld_multiple,kgen_version,created
+Test GPU,90,132,matmul,1,f32,nn,64,64,64,bm=64 bn=64 bk=16 tm=4 tn=4 pad=0 vec=4 bounds=1 layout=nn,ok,,0.1026,0.1,0.11,0.01,10,20.9,0,59,0,8192,256,0.5,1e-07,1,1,1,4,0.1.0,2026-11-21T05:00:00.000Z
+ROWS
+keep_sum=$(cksum <"$tmp/keep.db")
+printf "a 64 64 64\n" >"$tmp/ok.txt"
+printf "a 64 0 64\n" >"$tmp/zero.txt"
+printf "64 -8 64\n" >"$tmp/neg.txt"
+: >"$tmp/empty.txt"
+printf "# only a comment\n" >"$tmp/comment.txt"
+for db in "$tmp/new.db" "$tmp/keep.db"; do
+    expect 2 "--budget must be 1" tune --m 64 --n 64 --k 64 --budget 0 --db "$db"
+    expect 2 "--time must be" tune --m 64 --n 64 --k 64 --time -1 --db "$db"
+    expect 2 "--time must be" tune --shapes "$tmp/ok.txt" --time 0 --db "$db"
+    expect 2 "--shapes: '$tmp/empty.txt' has no shapes" tune --shapes "$tmp/empty.txt" --db "$db"
+    expect 2 "--shapes: '$tmp/comment.txt' has no shapes" tune --shapes "$tmp/comment.txt" --db "$db"
+    expect 2 "--shapes: cannot open '$tmp/missing.txt'" tune --shapes "$tmp/missing.txt" --db "$db"
+    expect 2 "--shapes: '$tmp' could not be read" tune --shapes "$tmp" --db "$db"
+    expect 2 "--shapes $tmp/zero.txt:1 must be 1" tune --shapes "$tmp/zero.txt" --db "$db"
+    expect 2 "--shapes $tmp/neg.txt:1 must be 1" tune --shapes "$tmp/neg.txt" --db "$db"
+    expect 2 "--m must be 1" tune --m 0 --n 64 --k 64 --db "$db"
+    expect 2 "unknown template 'nosuch'" tune --template nosuch --m 64 --n 64 --k 64 --db "$db"
+    expect 2 "unknown --strategy 'sideways'" tune --strategy sideways --m 64 --n 64 --k 64 --db "$db"
+    expect 2 "no template being tuned has a parameter 'zz'" tune --template matmul --space "zz=1" --m 64 --n 64 \
+        --k 64 --db "$db"
+done
+check "bad input creates no database" test ! -e "$tmp/new.db"
+check "bad input leaves a database as it was" test "$(cksum <"$tmp/keep.db")" = "$keep_sum"
+
 # no GPU here: a clear failure, exit 1 (on a GPU machine this sweep just runs)
 "$KGEN" tune --template matmul --space "bm=64 bn=64 bk=8 tm=4 tn=4 pad=0 vec=4" --m 64 --n 64 --k 64 \
     --db "$tmp/g.db" >/dev/null 2>"$tmp/g.err"

@@ -28,7 +28,7 @@ ran_rows() { awk -F, 'NR > 1 && $12 ~ /^(ok|slow|wrong|fault|hang|error)$/' "$1"
 
 space="bm=32,64,128 bn=32,64,128 bk=8,16 tm=4,8 tn=4,8 pad=0,1 vec=4"
 # --final 0: the final stage writes final times into finished rows (gpu_tune.sh tests it)
-args=(tune --template matmul --space "$space" --m 2048 --n 2048 --k 2048 --db "$tmp/k.db" --final 0)
+args=(tune --template matmul --strategy exhaustive --space "$space" --m 2048 --n 2048 --k 2048 --db "$tmp/k.db" --final 0)
 "$KGEN" "${args[@]}" >"$tmp/run1.out" 2>&1 &
 pid=$!
 ran=0

@@ -189,6 +189,7 @@ int main(int argc, char **argv)
         {"anneal", kgi_strategy_anneal, 20, 256, 0.80, 0.85},
         {"model", kgi_strategy_model, 1, 32, 0.99, 0.99},
         {"model", kgi_strategy_model, 1, 256, 0.99, 0.99},
+        {"auto", kgi_strategy_auto, 1, 64, 0.99, 0.99},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         stats st = run(cases[i].fn, &sp, &rp, rank, cases[i].budget, cases[i].seeds, optimum);
@@ -197,6 +198,49 @@ int main(int argc, char **argv)
                   "%s with %d: worst %.3f (want >= %.2f), median %.3f (want >= %.2f)", cases[i].name, cases[i].budget,
                   st.min, cases[i].min, st.median, cases[i].median);
     }
+    /* auto: the model's top 48 of 64, then a local search that moves along
+     * the coordinates. With the model's order reversed (its worst first)
+     * the top 48 find little; the 16 evaluations around the best of them
+     * must find better, each a neighbour of an evaluated candidate. */
+    int *worst = malloc((size_t)sp.n * sizeof *worst);
+    for (int i = 0; i < sp.n; i++)
+        worst[i] = rank[sp.n - 1 - i];
+    kgi_search top = {.space = &sp, .eval = replay_eval, .ud = &rp, .budget = 48, .seed = 1, .width = 4, .rank = worst};
+    kgi_search loc = top;
+    loc.budget = 64;
+    kgi_search_init(&top);
+    kgi_search_init(&loc);
+    kgi_strategy_model(&top);
+    kgi_strategy_auto(&loc);
+    CHECK_MSG(loc.used <= 64 && loc.used > top.used, "auto used %d of 64 (the top-48 alone %d)", loc.used, top.used);
+    CHECK_MSG(loc.best >= 0 && top.best >= 0 && loc.score[loc.best] < top.score[top.best],
+              "the local search found %.3f ms, the top 48 alone %.3f", loc.best >= 0 ? loc.score[loc.best] : 0,
+              top.best >= 0 ? top.score[top.best] : 0);
+    int strays = 0;
+    for (int i = 0; i < sp.n; i++) {
+        if (isnan(loc.score[i]) || !isnan(top.score[i]))
+            continue; /* not evaluated, or one of the top 48 */
+        int near = 0;
+        for (int j = 0; j < sp.n && !near; j++) {
+            if (j == i || isnan(loc.score[j]) || sp.cand[j].tmpl != sp.cand[i].tmpl)
+                continue;
+            int diff = 0, step = 0;
+            for (int p = 0; p < KGI_SPACE_MAX_DIMS; p++) {
+                int d = abs(sp.cand[i].coord[p] - sp.cand[j].coord[p]);
+                diff += d != 0;
+                step += d;
+            }
+            near = diff == 1 && step == 1;
+        }
+        strays += !near;
+    }
+    CHECK_MSG(strays == 0, "%d local-search evaluations are no neighbour of an evaluated candidate", strays);
+    printf("auto with the model reversed: top 48 %.3f ms, then local search %.3f ms (%d evaluations)\n",
+           top.score[top.best], loc.score[loc.best], loc.used);
+    kgi_search_free(&top);
+    kgi_search_free(&loc);
+    free(worst);
+
     /* a search is reproducible from its seed */
     kgi_search a = {.space = &sp, .eval = replay_eval, .ud = &rp, .budget = 100, .seed = 7, .width = 4, .rank = rank};
     kgi_search b = a;

@@ -33,12 +33,12 @@ local function lane(v, w, e) return w == 1 and v or (v .. "." .. LANES[e + 1]) e
 -- they share one source pointer (one per distinct line for a transposing
 -- copy) and add constants, instead of holding a 64-bit pointer each. Returns
 -- the list of {dl, dc, ds} (index i + 1), or nil.
-function M.compact(cfg, d, op)
-  if op.compact ~= nil then return op.compact or nil end
-  op.compact = false
-  if cfg.cc ~= 1 or op.cvec ~= 1 or op.per_thread < 2 then return nil end
-  -- the register path (stages = 1) only for direct copies along a contiguous M or N
-  if not op.async and not (op.direct and op.gcont) then return nil end
+-- The answer depends only on the copy's geometry, and the tuner asks for
+-- every configuration of its space: answers are kept per geometry (a few
+-- hundred at most), so that check() stays cheap. The lists are read-only.
+local compact_memo = {}
+
+local function compact_offsets(d, op)
   local offs = {}
   for tid = 0, d.threads - 1 do
     local l0, c0 = plan.copy_coords(d, op, tid, 0)
@@ -60,8 +60,24 @@ function M.compact(cfg, d, op)
   for i = 2, op.per_thread do
     if not offs[i] then return nil end
   end
-  op.compact = offs
   return offs
+end
+
+function M.compact(cfg, d, op)
+  if op.compact ~= nil then return op.compact or nil end
+  op.compact = false
+  if cfg.cc ~= 1 or op.cvec ~= 1 or op.per_thread < 2 then return nil end
+  -- the register path (stages = 1) only for direct copies along a contiguous M or N
+  if not op.async and not (op.direct and op.gcont) then return nil end
+  local key = string.format("%d %d %d %d %d %d %d %s %s %d", d.threads, op.count, op.chunk or 0, op.line_ext,
+    op.vpl, op.cvec, op.stride, op.gcont, op.scont, op.per_thread)
+  local offs = compact_memo[key]
+  if offs == nil then
+    offs = compact_offsets(d, op) or false
+    compact_memo[key] = offs
+  end
+  op.compact = offs
+  return offs or nil
 end
 
 -- Per-thread copy setup, once before the K loop: for each copy i its line
