@@ -70,6 +70,11 @@ static const struct {
     {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8 xb=1 pack=1 layout=tn", 255, 0},
     {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=1 vec=4 ba=1 splitk=3 red=4 xb=1 pred=1 layout=nt", 0, 0},
     {"bm=64 bn=64 bk=16 wm=32 wn=32 stages=1 vec=1 at=0 bt=1 xb=1 layout=tt", 0, 0},
+    /* one sub-tile of one vector per operand: A's and B's fragment reads
+     * open no loop, so both vectors are declared in one scope */
+    {"bm=64 bn=16 bk=8 wm=32 wn=16 ln=4 layout=nt", 0, 1},
+    {"bm=4 bn=8 bk=8 wm=4 wn=8 tm=1 tn=1 ln=8 at=0 bt=1 pad=0 vec=1 stages=2", 0, 1},
+    {"bm=64 bn=16 bk=8 wm=32 wn=16 ln=4 stages=1 xb=1 layout=nt", 0, 1},
 };
 
 /* configuration, a word the rejection must contain */

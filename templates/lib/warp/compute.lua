@@ -29,8 +29,17 @@ end
 -- Fragment reads of one operand for the k group at kk, into x[q][r]: from
 -- a buffer contiguous along outer, `fvec` floats of one row of k at a time;
 -- from one contiguous along k, kg values of k of one outer index at a time.
-local function emit_fragment(w, cfg, d, op, buf, sub, t, pass, arr)
+-- A vector read goes through `const floatN f`; returns true when that
+-- declaration lands in the caller's scope (a single read: no loop opened).
+-- `taken`: an f is already declared there, so a single read names its
+-- vector fb (inside a loop, f shadows it).
+local function emit_fragment(w, cfg, d, op, buf, sub, t, pass, arr, taken)
   arr = arr or op.p
+  local scoped = false
+  local function vector(single) -- the vector's name; notes a declaration in scope
+    scoped = single
+    return (single and taken) and "fb" or "f"
+  end
   local function at(q, r) return string.format("%s[%s][%s]", arr, q, r) end
   if op.scont then
     local fv = op.fvec
@@ -43,8 +52,9 @@ local function emit_fragment(w, cfg, d, op, buf, sub, t, pass, arr)
     if fv == 1 then
       w:line("%s = %s;", at(q, r0), addr)
     else
-      w:line("const %s f = *reinterpret_cast<const %s*>(&%s);", VEC_TYPE[fv], VEC_TYPE[fv], addr)
-      for e = 0, fv - 1 do w:line("%s = f.%s;", at(q, emit.add(r0, e)), LANES[e + 1]) end
+      local f = vector(q == "0" and i == "0" and v == "0")
+      w:line("const %s %s = *reinterpret_cast<const %s*>(&%s);", VEC_TYPE[fv], f, VEC_TYPE[fv], addr)
+      for e = 0, fv - 1 do w:line("%s = %s.%s;", at(q, emit.add(r0, e)), f, LANES[e + 1]) end
     end
     close_loop(w, v); close_loop(w, i); close_loop(w, q)
   else
@@ -55,11 +65,20 @@ local function emit_fragment(w, cfg, d, op, buf, sub, t, pass, arr)
     if d.kg == 1 then
       w:line("%s = %s;", at(0, r), addr)
     else
-      w:line("const %s f = *reinterpret_cast<const %s*>(&%s);", VEC_TYPE[d.kg], VEC_TYPE[d.kg], addr)
-      for q = 0, d.kg - 1 do w:line("%s = f.%s;", at(q, r), LANES[q + 1]) end
+      local f = vector(i == "0" and e == "0")
+      w:line("const %s %s = *reinterpret_cast<const %s*>(&%s);", VEC_TYPE[d.kg], f, VEC_TYPE[d.kg], addr)
+      for q = 0, d.kg - 1 do w:line("%s = %s.%s;", at(q, r), f, LANES[q + 1]) end
     end
     close_loop(w, e); close_loop(w, i)
   end
+  return scoped
+end
+
+-- Both operands' fragment reads, A then B, in one scope: when both are
+-- single vector reads, B's vector is fb (A's f is declared there).
+local function emit_fragments(w, cfg, d, abuf, bbuf, aarr, barr)
+  local a_scoped = emit_fragment(w, cfg, d, d.A, abuf, d.sub_m, cfg.tm, d.pass_m, aarr)
+  emit_fragment(w, cfg, d, d.B, bbuf, d.sub_n, cfg.tn, d.pass_n, barr, a_scoped)
 end
 
 -- Offset of a lane's first fragment in an operand's tile: `off` (its rows
@@ -83,8 +102,7 @@ function M.emit(w, cfg, d, as, bs, mid, xb)
   -- one step's fragments a, b (at kk) out of the tiles at af, bf
   local function frags()
     w:line("float a[%d][%d], b[%d][%d];", d.kg, d.rows, d.kg, d.cols)
-    emit_fragment(w, cfg, d, d.A, "af", d.sub_m, cfg.tm, d.pass_m)
-    emit_fragment(w, cfg, d, d.B, "bf", d.sub_n, cfg.tn, d.pass_n)
+    emit_fragments(w, cfg, d, "af", "bf")
   end
   -- one step's outer products of the fragments a, b
   local function fma()
@@ -144,8 +162,7 @@ function M.first_fragments(w, cfg, d, as, bs)
   w:line("const int kk = 0;")
   w:line("const float* naf = %s + %s;", as, fragment_origin(cfg, d.A, "a_off"))
   w:line("const float* nbf = %s + %s;", bs, fragment_origin(cfg, d.B, "b_off"))
-  emit_fragment(w, cfg, d, d.A, "naf", d.sub_m, cfg.tm, d.pass_m, "a_n")
-  emit_fragment(w, cfg, d, d.B, "nbf", d.sub_n, cfg.tn, d.pass_n, "b_n")
+  emit_fragments(w, cfg, d, "naf", "nbf", "a_n", "b_n")
   w:close()
 end
 
