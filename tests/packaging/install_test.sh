@@ -24,7 +24,7 @@ done
 "$p/bin/kgen" --tile 16 -o - | grep -q __global__ || fail "the installed kgen does not emit"
 
 # CMake: find_package(kgen) -> kgen::kgen (shared) and kgen::kgen_static.
-cmake -S "$src/tests/first/consumer" -B "$d/cmake" -DCMAKE_PREFIX_PATH="$p" -DEXAMPLES_DIR="$src/examples" \
+cmake -S "$src/tests/packaging/consumer" -B "$d/cmake" -DCMAKE_PREFIX_PATH="$p" -DEXAMPLES_DIR="$src/examples" \
       > "$d/cmake.log" 2>&1 || { cat "$d/cmake.log"; fail "configuring a find_package(kgen) project"; }
 cmake --build "$d/cmake" > "$d/build.log" 2>&1 || { cat "$d/build.log"; fail "building against kgen::kgen"; }
 "$d/cmake/consumer_shared" || fail "consumer_shared (kgen::kgen) failed"
@@ -34,10 +34,10 @@ readelf -d "$d/cmake/consumer_shared" | grep -q 'NEEDED.*libkgen\.so' || fail "c
 
 # pkg-config: kgen (shared) and kgen-static.
 export PKG_CONFIG_PATH=$libdir/pkgconfig
-cc -o "$d/pc_shared" "$src/tests/first/consumer/consumer.c" $(pkg-config --cflags --libs kgen) -Wl,-rpath,"$libdir" \
+cc -o "$d/pc_shared" "$src/tests/packaging/consumer/consumer.c" $(pkg-config --cflags --libs kgen) -Wl,-rpath,"$libdir" \
     || fail "building with pkg-config kgen"
 "$d/pc_shared" || fail "pc_shared failed"
-cc -o "$d/pc_static" "$src/tests/first/consumer/consumer.c" $(pkg-config --cflags --libs kgen-static) \
+cc -o "$d/pc_static" "$src/tests/packaging/consumer/consumer.c" $(pkg-config --cflags --libs kgen-static) \
     || fail "building with pkg-config kgen-static"
 "$d/pc_static" || fail "pc_static failed"
 cc -o "$d/pc_example" "$src/examples/matmul_example.c" -I"$cuda_inc" $(pkg-config --cflags --libs kgen) \
