@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "autotune/configs.h"
 #include "autotune/strategy.h"
 #include "autotune/tuner.h"
 #include "gen/config.h"
@@ -114,7 +115,18 @@ static kg_status build_space(kgi_tuner *t, const kgi_limits *lim, char *err, siz
     }
     if (o->space && (st = kgi_space_check_override(h, o->tmpls, o->ntmpl, o->space, err, errlen)) != KG_OK)
         goto done;
-    for (int i = 0; i < o->ntmpl && !t->sp->stopped; i++)
+    for (int i = 0; o->configs && i < o->configs->n && !t->sp->stopped; i++) {
+        const kgi_config_entry *e = &o->configs->e[i];
+        char text[2048];
+        snprintf(text, sizeof text, "%s %s", e->config, fixed);
+        if ((st = kgi_space_add_config(t->sp, h, e->tmpl, text, lim, err, errlen)) != KG_OK) {
+            char why[1024];
+            snprintf(why, sizeof why, "%s", err);
+            snprintf(err, errlen, "--configs line %d: %s", e->line, why);
+            goto done;
+        }
+    }
+    for (int i = 0; !o->configs && i < o->ntmpl && !t->sp->stopped; i++)
         if ((st = kgi_space_add_template(t->sp, h, o->tmpls[i], fixed, o->space, lim, err, errlen)) != KG_OK)
             goto done;
     stage_progress(t, "space");

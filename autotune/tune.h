@@ -50,6 +50,7 @@ typedef struct kgi_tune_opts {
     const char *template_path;  /* colon-separated, or NULL */
     const char *layout;         /* "nn" */
     const char *space;          /* --space "bm=64,128 tm=4", or NULL */
+    const struct kgi_config_list *configs; /* --configs: exactly these (no walk; tmpls: their templates) */
     const kgi_tune_shape *shapes;
     int nshapes;
     float alpha, beta;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "autotune/configs.h"
 #include "autotune/strategy.h"
 #include "autotune/tune.h"
 #include "cli.h"
@@ -396,11 +397,11 @@ int kgc_cmd_tune(int argc, char **argv)
         free(av);
         return KGC_USAGE;
     }
-    const char *m = NULL, *n = NULL, *k = NULL, *shapes = NULL, *layout = "nn", *strategy = "auto",
+    const char *m = NULL, *n = NULL, *k = NULL, *shapes = NULL, *layout = "nn", *strategy = NULL,
                *budget = NULL, *time_s = NULL, *db = NULL, *jobs = NULL, *seed = NULL, *device = NULL, *devices = NULL,
                *shard = NULL, *force = NULL, *dry = NULL, *space = NULL, *alpha = NULL, *beta = NULL, *maxsec = NULL,
                *timeout = NULL, *slow = NULL, *noflush = NULL, *maxspill = NULL, *minocc = NULL, *csv = NULL,
-               *json = NULL, *top = NULL, *final = NULL, *final_rounds = NULL;
+               *json = NULL, *top = NULL, *final = NULL, *final_rounds = NULL, *configs = NULL;
     const kgc_opt own[] = {
         {"--m", NULL, 1, &m}, {"--n", NULL, 1, &n}, {"--k", NULL, 1, &k}, {"--shapes", NULL, 1, &shapes},
         {"--layout", NULL, 1, &layout}, {"--strategy", NULL, 1, &strategy}, {"--budget", NULL, 1, &budget},
@@ -411,10 +412,11 @@ int kgc_cmd_tune(int argc, char **argv)
         {"--timeout", NULL, 1, &timeout}, {"--slow-factor", NULL, 1, &slow}, {"--no-flush", NULL, 0, &noflush},
         {"--max-spill", NULL, 1, &maxspill}, {"--min-occupancy", NULL, 1, &minocc}, {"--csv", NULL, 0, &csv},
         {"--json", NULL, 0, &json}, {"--top", NULL, 1, &top}, {"--final", NULL, 1, &final},
-        {"--final-rounds", NULL, 1, &final_rounds}, {NULL, NULL, 0, NULL}};
+        {"--final-rounds", NULL, 1, &final_rounds}, {"--configs", NULL, 1, &configs}, {NULL, NULL, 0, NULL}};
     kg_context *ctx = NULL;
     kgi_tune_shape *shape_list = NULL;
     char *space_text = NULL;
+    kgi_config_list cfg_list = {0};
     char names[KGI_SPACE_MAX_TEMPLATES][64];
     const char *tmpls[KGI_SPACE_MAX_TEMPLATES];
     int rc = kgc_open(&ctx, KG_DEVICE_NONE, NULL);
@@ -446,9 +448,42 @@ int kgc_cmd_tune(int argc, char **argv)
                        .rules = {.max_spill_bytes = 0, .min_occupancy = 1.0 / 16}, .progress = show_progress};
     const char *template_path = args.template_dir ? args.template_dir : getenv("KGEN_TEMPLATE_PATH");
     o.template_path = template_path && template_path[0] ? template_path : NULL;
-    /* templates: given names, `all`, or every embedded one with a space */
+    /* --configs: exactly the listed configurations, of the templates they name */
     int nt = 0;
-    if (ngiven == 0 || (ngiven == 1 && strcmp(given_tmpl[0], "all") == 0)) {
+    if (configs) {
+        char why[1024];
+        if (ngiven || space || args.config[0]) {
+            fprintf(stderr, "kgen: --configs lists whole configurations: give no --template, --space or parameter"
+                            " options with it\n");
+            goto out;
+        }
+        if (kgi_config_list_read(configs, &cfg_list, why, sizeof why) != KG_OK) {
+            fprintf(stderr, "kgen: %s\n", why);
+            goto out;
+        }
+        for (int i = 0; i < cfg_list.n; i++) {
+            int seen = 0;
+            for (int j = 0; j < nt && !seen; j++)
+                seen = strcmp(names[j], cfg_list.e[i].tmpl) == 0;
+            if (seen)
+                continue;
+            if (nt == KGI_SPACE_MAX_TEMPLATES) {
+                fprintf(stderr, "kgen: --configs: more than %d templates\n", KGI_SPACE_MAX_TEMPLATES);
+                goto out;
+            }
+            snprintf(names[nt], sizeof names[nt], "%s", cfg_list.e[i].tmpl);
+            tmpls[nt] = names[nt];
+            nt++;
+        }
+        o.configs = &cfg_list;
+    }
+    if (!strategy)
+        strategy = configs ? "exhaustive" : "auto";
+    o.strategy = strategy;
+    /* else templates: given names, `all`, or every embedded one with a space */
+    if (configs) {
+        /* their templates, listed above */
+    } else if (ngiven == 0 || (ngiven == 1 && strcmp(given_tmpl[0], "all") == 0)) {
         nt = kgi_space_templates(ctx->host, ngiven ? o.template_path : NULL, names, KGI_SPACE_MAX_TEMPLATES);
         for (int i = 0; i < nt; i++)
             tmpls[i] = names[i];
@@ -472,10 +507,10 @@ int kgc_cmd_tune(int argc, char **argv)
         char why[1024];
         int unused;
         if (kgi_host_has_param(ctx->host, tmpls[i], NULL, &unused, why, sizeof why) != KG_OK) {
-            fprintf(stderr, "kgen: --template: %s\n", why);
+            fprintf(stderr, "kgen: %s: %s\n", configs ? "--configs" : "--template", why);
             goto out;
         }
-        if (!kgi_host_has_space(ctx->host, tmpls[i])) {
+        if (!configs && !kgi_host_has_space(ctx->host, tmpls[i])) {
             fprintf(stderr, "kgen: --template: template '%s' declares no `space` to tune\n", tmpls[i]);
             goto out;
         }
@@ -676,6 +711,7 @@ int kgc_cmd_tune(int argc, char **argv)
     }
     kgi_tune_report_free(&rep);
 out:
+    kgi_config_list_free(&cfg_list);
     free(space_text);
     free(shape_list);
     free(av);

@@ -50,6 +50,8 @@ static const command commands[] = {
      "  --template NAME      a template to tune (repeatable; `all`: every one with a space;\n"
      "                       default: every embedded template that declares a space)\n"
      "  --space \"p=v1,v2 ..\" replace the listed parameters' value lists (--bm 64: fix one)\n"
+     "  --configs FILE       evaluate exactly the configurations listed, one a line\n"
+     "                       `TEMPLATE k=v ..` (no walk; strategy exhaustive unless given)\n"
      "  --layout nn|nt|tn|tt the operands' storage (default nn)\n"
      "  --shapes FILE        lines `M N K` or `tag M N K` ('#' comments)\n"
      "  --strategy S         auto (default: the model's top 3/4 of the budget, then a local\n"

@@ -173,5 +173,38 @@ expect 2 "unknown outcome 'great'" db show --db "$tmp/d.db" --outcome great
 expect 2 "needs at least one FILE" db merge --db "$tmp/d.db"
 expect 2 "--format must be csv or json" db export --db "$tmp/d.db" --format xml
 
+# --configs: exactly the listed configurations (no walk), in the run's layout
+cat >"$tmp/list.txt" <<'LIST'
+# two of matmul_warp, one of matmul, one check() rejects
+matmul_warp bm=64 bk=16 wn=32 stages=3 raster=8
+matmul bm=64 bn=64 bk=16 tm=4 tn=4
+matmul_warp bm=64 bk=16 wn=32 stages=3 raster=8 splitk=2 red=4
+
+matmul bm=999
+LIST
+"$KGEN" tune --dry-run --arch sm_90 --configs "$tmp/list.txt" --layout tn --m 200 --n 256 --k 512 --top 0 \
+    --db "$tmp/never.db" >"$tmp/cfg.out" 2>"$tmp/cfg.err"
+check "--configs dry run exits 0" test $? = 0
+check "--configs: 4 combinations, 1 rejected, 3 candidates" \
+    grep -q "4 combinations of 2 templates, 1 rejected by check() (1 subtrees), 3 candidates" "$tmp/cfg.err"
+check "--configs: exhaustive by default" grep -q "strategy exhaustive: 3 evaluated" "$tmp/cfg.err"
+check "--configs: the run's layout on every line" test "$(grep -c 'layout=tn$' "$tmp/cfg.err")" = 3
+check "--configs: the split-K line kept its splitk" grep -q "splitk=2 .*layout=tn" "$tmp/cfg.err"
+check "--configs dry run creates no database" test ! -e "$tmp/never.db"
+printf 'matmul_warp bm=64 layout=nn\n' >"$tmp/list2.txt"
+expect 2 "list2.txt:1: a line may not set layout" tune --dry-run --configs "$tmp/list2.txt" --m 8 --n 8 --k 8
+printf '# nothing\n\n' >"$tmp/list3.txt"
+expect 2 "no configurations" tune --dry-run --configs "$tmp/list3.txt" --m 8 --n 8 --k 8
+printf 'matmul_warp bm=64\n9x bm=64\n' >"$tmp/list4.txt"
+expect 2 "list4.txt:2: '9x' is not a template name" tune --dry-run --configs "$tmp/list4.txt" --m 8 --n 8 --k 8
+printf 'matmul_warp bm=64 bm=128\n' >"$tmp/list5.txt"
+expect 2 "list5.txt:1: bm given twice" tune --dry-run --configs "$tmp/list5.txt" --m 8 --n 8 --k 8
+printf 'nosuch bm=64\n' >"$tmp/list6.txt"
+expect 2 "nosuch" tune --dry-run --configs "$tmp/list6.txt" --m 8 --n 8 --k 8
+expect 2 "cannot open" tune --dry-run --configs "$tmp/none.txt" --m 8 --n 8 --k 8
+expect 2 "give no --template, --space or parameter options" tune --dry-run --configs "$tmp/list.txt" --bm 64 \
+    --m 8 --n 8 --k 8
+expect 2 "give no --template" tune --dry-run --configs "$tmp/list.txt" --template matmul --m 8 --n 8 --k 8
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
