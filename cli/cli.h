@@ -62,6 +62,14 @@ int kgc_open(kg_context **ctx, int device, const kgc_args *args);
  * Returns 0 or prints the error and returns -1. */
 int kgc_write_file(const char *path, const void *data, size_t len);
 
+/* Reads a whole file (or standard input for "-"); NULL after printing why. */
+char *kgc_slurp(const char *path, size_t *len);
+
+/* Reads a shapes file (lines `M N K` or `tag M N K`, '#' comments; cli/cmd_tune.c):
+ * 0, or -1 after printing an error naming the option, file and line. */
+struct kgi_tune_shape;
+int kgc_read_shapes(const char *path, struct kgi_tune_shape **out, int *n);
+
 /* Strict integer parsing for command options: the whole string, in range. */
 int kgc_int(const char *opt, const char *text, long lo, long hi, long *out);
 
@@ -77,5 +85,6 @@ extern const char kgc_explain_usage[];
 
 int kgc_cmd_tune(int argc, char **argv); /* cli/cmd_tune.c */
 int kgc_cmd_db(int argc, char **argv);   /* cli/cmd_db.c */
+int kgc_cmd_catalogue(int argc, char **argv); /* cli/cmd_catalogue.c */
 
 #endif

@@ -49,8 +49,7 @@ static void print_result(void *ud, const kgi_dbkey *key, const kgi_result *r)
         printf("%68s%.200s\n", "", r->reason);
 }
 
-/* Reads a whole file (or standard input for "-"). */
-static char *slurp(const char *path, size_t *len)
+char *kgc_slurp(const char *path, size_t *len)
 {
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
     if (!f) {
@@ -271,7 +270,7 @@ int kgc_cmd_db(int argc, char **argv)
                 st = kgi_db_merge(db, file, &ins, &upd, &kept, err, sizeof err);
             } else {
                 size_t len;
-                if (!(text = slurp(file, &len)))
+                if (!(text = kgc_slurp(file, &len)))
                     goto out;
                 st = kgi_db_import(db, text, len, &ins, &upd, &kept, err, sizeof err);
                 free(text);

@@ -285,7 +285,7 @@ static void print_machine(const kgi_tune_report *rep, const kgi_tune_opts *o, in
 /* ------------------------------------------------------------ options */
 
 /* Reads `tag M N K` or `M N K` lines ('#' comments). */
-static int read_shapes(const char *path, kgi_tune_shape **out, int *n)
+int kgc_read_shapes(const char *path, kgi_tune_shape **out, int *n)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
@@ -550,7 +550,7 @@ int kgc_cmd_tune(int argc, char **argv)
             fprintf(stderr, "kgen: give either --shapes FILE or --m --n --k\n");
             goto out;
         }
-        if (read_shapes(shapes, &shape_list, &nshapes) != 0)
+        if (kgc_read_shapes(shapes, &shape_list, &nshapes) != 0)
             goto out;
     } else if (m || n || k || o.dry_run) {
         long mv = 4096, nv = 4096, kv = 4096;

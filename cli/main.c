@@ -92,6 +92,20 @@ static const command commands[] = {
      "  Before the first tune or import there is no database: list and show say so\n"
      "  (exit status 0), export fails (1). A failed import or merge changes nothing\n"
      "  and creates no file or folder.\n"},
+    {"catalogue", kgc_cmd_catalogue,
+     "kgen catalogue candidates|make ...   (steps of scripts/build-catalogue.sh)\n"
+     "  candidates --shapes FILE [--arch sm_XY] [--template T] [--per-shape N] [--max N]\n"
+     "      [--whole-below N] [-o FILE]\n"
+     "      the configurations worth timing for these shapes: per layout, the model's top N\n"
+     "      (32) of every template's space (or T's) at each shape, thinned greedily to at most --max (32)\n"
+     "      that come closest to the model's best everywhere; a template with at most\n"
+     "      --whole-below (64) candidates in a layout is taken whole. Writes a --configs list.\n"
+     "  make EXPORT --date YYYY-MM-DD [--driver TEXT] [--device NAME] [--max-kernels N]\n"
+     "       [--tolerance F] [--command TEXT] [-o FILE]\n"
+     "      from a `kgen db export` of `kgen tune --configs` runs over training shapes: the\n"
+     "      kernels (at most N, 24) that together come closest to the best measured time at\n"
+     "      every (layout, shape), stopping once all are within F (0.02) of it; writes the\n"
+     "      catalogue file (catalogue/README.md) with every time measured for them.\n"},
 };
 
 static const char common_usage[] =

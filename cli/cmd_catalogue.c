@@ -1,0 +1,202 @@
+/*
+ * cmd_catalogue.c -- `kgen catalogue candidates|make`: the two steps of
+ * building a kernel catalogue that are not a tuning run
+ * (scripts/build-catalogue.sh runs them around `kgen tune --configs` and
+ * `kgen db export`; catalogue/README.md).
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autotune/catalogue.h"
+#include "autotune/space.h"
+#include "cli.h"
+
+static const char usage_line[] = "kgen catalogue candidates|make ... (see 'kgen help catalogue')";
+
+/* The list as `--configs` reads it. */
+static int write_list(const char *path, const kgi_config_list *l, const char *shapes, int arch)
+{
+    size_t cap = 4096, len = 0;
+    for (int i = 0; i < l->n; i++)
+        cap += strlen(l->e[i].tmpl) + strlen(l->e[i].config) + 2;
+    char *buf = malloc(cap);
+    if (!buf)
+        return -1;
+    len += (size_t)snprintf(buf + len, cap - len,
+                            "# kgen catalogue candidates for sm_%d over the shapes of %s: %d configurations\n"
+                            "# (the model's choice; time them with kgen tune --configs FILE)\n",
+                            arch, shapes, l->n);
+    for (int i = 0; i < l->n && len < cap; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s %s\n", l->e[i].tmpl, l->e[i].config);
+    int rc = kgc_write_file(path, buf, len);
+    free(buf);
+    return rc;
+}
+
+static int candidates(int argc, char **argv)
+{
+    const char *shapes = NULL, *per = NULL, *max = NULL, *whole = NULL, *output = NULL;
+    const kgc_opt own[] = {{"--shapes", NULL, 1, &shapes}, {"--per-shape", NULL, 1, &per},
+                           {"--max", NULL, 1, &max},       {"--whole-below", NULL, 1, &whole},
+                           {"-o", "--output", 1, &output}, {NULL, NULL, 0, NULL}};
+    kg_context *ctx;
+    int rc = kgc_open(&ctx, KG_DEVICE_NONE, NULL);
+    if (rc)
+        return rc;
+    kgi_tune_shape *list = NULL;
+    kgi_config_list out = {0};
+    kgc_args args;
+    if ((rc = kgc_parse(ctx, argc, argv, own, 0, &args)) != KGC_OK)
+        goto done;
+    rc = KGC_USAGE;
+    if (args.nparam > 0) {
+        fprintf(stderr, "kgen: catalogue candidates takes no template parameters\n");
+        goto done;
+    }
+    if (!shapes) {
+        fprintf(stderr, "kgen: catalogue candidates needs --shapes FILE (the training shapes)\n");
+        goto done;
+    }
+    kgi_cat_cand_opts o = {.arch = args.arch ? args.arch : 90, .per_shape = 32, .max = 32, .whole_below = 64};
+    long v;
+    if ((per && kgc_int("--per-shape", per, 1, 4096, &v)) || (per && (o.per_shape = (int)v, 0)) ||
+        (max && kgc_int("--max", max, 1, 4096, &v)) || (max && (o.max = (int)v, 0)) ||
+        (whole && kgc_int("--whole-below", whole, 0, 100000, &v)) || (whole && (o.whole_below = (int)v, 0)))
+        goto done;
+    int ns;
+    if (kgc_read_shapes(shapes, &list, &ns) != 0)
+        goto done;
+    o.shapes = list, o.nshapes = ns;
+    const char *path = args.template_dir ? args.template_dir : getenv("KGEN_TEMPLATE_PATH");
+    o.template_path = path && path[0] ? path : NULL;
+    char names[KGI_SPACE_MAX_TEMPLATES][64];
+    const char *tmpls[KGI_SPACE_MAX_TEMPLATES];
+    int nt = kgi_space_templates(ctx->host, o.template_path, names, KGI_SPACE_MAX_TEMPLATES);
+    /* --template T: only T (kgc_parse's args.tmpl has a default, so look for the option itself) */
+    int given = 0;
+    for (int i = 1; i < argc; i++)
+        given |= strcmp(argv[i], "--template") == 0;
+    if (given) {
+        tmpls[0] = args.tmpl, nt = 1;
+    } else {
+        for (int i = 0; i < nt; i++)
+            tmpls[i] = names[i];
+    }
+    o.tmpls = tmpls, o.ntmpl = nt;
+    fprintf(stderr, "kgen catalogue: walking the spaces of %d template%s in 4 layouts for sm_%d, ranking them at %d"
+                    " shapes\n", nt, nt == 1 ? "" : "s", o.arch, ns);
+    char err[2048];
+    kg_status st = kgi_catalogue_candidates(&o, &out, err, sizeof err);
+    if (st != KG_OK) {
+        fprintf(stderr, "kgen: catalogue candidates: %s\n", err);
+        rc = st == KG_ERR_CONFIG || st == KG_ERR_INVALID_ARG ? KGC_USAGE : KGC_FAIL;
+        goto done;
+    }
+    rc = write_list(output, &out, shapes, o.arch) == 0 ? KGC_OK : KGC_FAIL;
+    if (rc == KGC_OK && output && strcmp(output, "-"))
+        fprintf(stderr, "kgen catalogue: %d candidates written to %s\n", out.n, output);
+done:
+    kgi_config_list_free(&out);
+    free(list);
+    kg_context_close(ctx);
+    return rc;
+}
+
+static int make(int argc, char **argv)
+{
+    const char *maxk = NULL, *tol = NULL, *device = NULL, *driver = NULL, *date = NULL, *command = NULL,
+               *output = NULL;
+    const kgc_opt own[] = {{"--max-kernels", NULL, 1, &maxk}, {"--tolerance", NULL, 1, &tol},
+                           {"--device", NULL, 1, &device},    {"--driver", NULL, 1, &driver},
+                           {"--date", NULL, 1, &date},        {"--command", NULL, 1, &command},
+                           {"-o", "--output", 1, &output},    {NULL, NULL, 0, NULL}};
+    kg_context *ctx;
+    int rc = kgc_open(&ctx, KG_DEVICE_NONE, NULL);
+    if (rc)
+        return rc;
+    char *text = NULL, *buf = NULL;
+    size_t len = 0, blen = 0;
+    FILE *mem = NULL;
+    kgc_args args;
+    if ((rc = kgc_parse(ctx, argc, argv, own, 1, &args)) != KGC_OK)
+        goto done;
+    rc = KGC_USAGE;
+    if (args.nparam > 0 || args.npositional != 1) {
+        fprintf(stderr, "kgen: catalogue make takes one EXPORT file (kgen db export) and no template parameters\n");
+        goto done;
+    }
+    kgi_cat_make_opts o = {.max_kernels = 24, .tolerance = 0.02, .device = device, .driver = driver,
+                           .date = date, .command = command ? command : "scripts/build-catalogue.sh"};
+    long v;
+    if (maxk && kgc_int("--max-kernels", maxk, 1, 1000, &v))
+        goto done;
+    if (maxk)
+        o.max_kernels = (int)v;
+    if (tol) {
+        char *end;
+        o.tolerance = strtod(tol, &end);
+        if (!tol[0] || *end || !(o.tolerance >= 0 && o.tolerance < 1)) {
+            fprintf(stderr, "kgen: --tolerance must be a number in [0, 1) (got '%s')\n", tol);
+            goto done;
+        }
+    }
+    int y, mo, d;
+    char z;
+    if (!date || sscanf(date, "%4d-%2d-%2d%c", &y, &mo, &d, &z) != 3 || strlen(date) != 10) {
+        fprintf(stderr, "kgen: catalogue make needs --date YYYY-MM-DD (when the times were measured)\n");
+        goto done;
+    }
+    if ((driver && strpbrk(driver, "\n\r")) || (command && strpbrk(command, "\n\r"))) {
+        fprintf(stderr, "kgen: --driver and --command are one line each\n");
+        goto done;
+    }
+    rc = KGC_FAIL;
+    if (!(text = kgc_slurp(args.positional[0], &len)))
+        goto done;
+    const char *path = args.template_dir ? args.template_dir : getenv("KGEN_TEMPLATE_PATH");
+    o.template_path = path && path[0] ? path : NULL;
+    if (!(mem = open_memstream(&buf, &blen)))
+        goto done;
+    kgi_cat_make_report rep;
+    char err[2048];
+    kg_status st = kgi_catalogue_make(text, len, &o, mem, &rep, err, sizeof err);
+    if (fclose(mem) != 0 && st == KG_OK)
+        st = KG_ERR_IO;
+    mem = NULL;
+    if (st != KG_OK) {
+        fprintf(stderr, "kgen: catalogue make: %s: %s\n", args.positional[0], err);
+        rc = st == KG_ERR_CONFIG || st == KG_ERR_INVALID_ARG ? KGC_USAGE : KGC_FAIL;
+        goto done;
+    }
+    if (kgc_write_file(output, buf, blen) != 0)
+        goto done;
+    fprintf(stderr,
+            "kgen catalogue: %d rows, %d kernels measured over %d (layout, shape) pairs; %d chosen: %.1f%% above the"
+            " best on geometric mean, %.1f%% at worst (%s)\n",
+            rep.rows, rep.kernels_measured, rep.pairs, rep.kernels, 100 * (rep.geomean_regret - 1),
+            100 * (rep.worst_regret - 1), rep.worst_pair[0] ? rep.worst_pair : "none");
+    rc = KGC_OK;
+done:
+    if (mem)
+        fclose(mem);
+    free(buf);
+    free(text);
+    kg_context_close(ctx);
+    return rc;
+}
+
+int kgc_cmd_catalogue(int argc, char **argv)
+{
+    if (argc < 2 || argv[1][0] == '-') {
+        fprintf(stderr, "kgen: %s\n", usage_line);
+        return KGC_USAGE;
+    }
+    if (strcmp(argv[1], "candidates") == 0)
+        return candidates(argc - 1, argv + 1);
+    if (strcmp(argv[1], "make") == 0)
+        return make(argc - 1, argv + 1);
+    fprintf(stderr, "kgen: unknown catalogue command '%s' (candidates, make)\n", argv[1]);
+    return KGC_USAGE;
+}

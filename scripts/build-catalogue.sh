@@ -1,0 +1,125 @@
+#!/bin/sh
+# scripts/build-catalogue.sh -- measures kgen's kernel catalogue on this GPU.
+#
+#   scripts/build-catalogue.sh BUILD_DIR [WORK_DIR]
+#   scripts/build-catalogue.sh --make-shapes    (rewrites catalogue/train-shapes.txt)
+#
+# On a GPU machine, with kgen built in BUILD_DIR (this script builds
+# nothing), using only kgen's own commands:
+#   1. kgen catalogue candidates: the model's choice of configurations for
+#      the training shapes (catalogue/train-shapes.txt), in every layout;
+#   2. kgen tune --configs: each candidate timed at each training shape in
+#      each layout (nn nt tn tt), verified against a float64 reference,
+#      into a fresh tuning database in WORK_DIR (default: a temporary one);
+#   3. kgen db export: the measurements as CSV (WORK_DIR/measured.csv);
+#   4. kgen catalogue make: the few kernels that together come closest to
+#      the fastest measured everywhere, with their times, written to
+#      catalogue/sm_<XY>.txt for this GPU's architecture, with the GPU,
+#      driver and date in its header.
+# The training shapes are not the benchmark shapes (bench/shapes.txt,
+# bench/grid.txt), which judge the catalogue on shapes it was not built from.
+# KGEN_CATALOGUE_CANDIDATES (32) and KGEN_CATALOGUE_KERNELS (24) set the
+# counts of steps 1 and 4; KGEN_CATALOGUE_SHAPES another training file.
+# Rebuild libkgen afterwards: the catalogue is embedded at build time.
+# Exit status: 0 written; 1 a step failed (the old catalogue is kept);
+# 2 usage.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+SHAPES_FILE=catalogue/train-shapes.txt
+
+make_shapes() {
+    awk '
+function halton(i, b,   f, r) { f = 1; r = 0; while (i > 0) { f /= b; r += f * (i % b); i = int(i / b) } return r }
+# 2^l rounded; every second shape to a multiple of 16 (16-byte rows), the others left odd
+function size(l, i,   v) { v = int(2 ^ l + 0.5); if (i % 2 == 0 && v >= 48) v = int(v / 16 + 0.5) * 16; return v }
+# at most 2^35 multiply-adds (about 3300^3): all three shrunk alike in log space
+function cap(   s) { s = lm + ln + lk; if (s > 35) { lm -= (s - 35) * lm / s; ln -= (s - 35) * ln / s; lk -= (s - 35) * lk / s } }
+BEGIN {
+  print "# kgen catalogue training shapes: tag M N K (written by scripts/build-catalogue.sh --make-shapes:"
+  print "# Halton points in log2 space, independent of bench/shapes.txt and bench/grid.txt, which judge it)"
+  for (i = 1; i <= 40; i++) {      # M, N 16..16384, K 8..32768
+    lm = 4 + 10 * halton(i, 2); ln = 4 + 10 * halton(i, 3); lk = 3 + 12 * halton(i, 5); cap()
+    printf "g%02d %d %d %d\n", i, size(lm, i), size(ln, i), size(lk, i)
+  }
+  for (i = 1; i <= 16; i++) {      # one of M, N 1..16 (matrix-vector and near it)
+    ls = 4 * halton(i, 2); lb = 8 + 6 * halton(i, 3); lk = 8 + 7 * halton(i, 5)
+    lm = i % 2 ? ls : lb; ln = i % 2 ? lb : ls; cap()
+    printf "v%02d %d %d %d\n", i, size(lm, i), size(ln, i), size(lk, i)
+  }
+  n = split("96 192 320 512 896 1152 1536 2560 3072 5120", sq, " ")
+  for (i = 1; i <= n; i++)
+    printf "s%d %d %d %d\n", sq[i], sq[i], sq[i], sq[i]
+}'
+}
+
+if [ $# -eq 1 ] && [ "$1" = --make-shapes ]; then
+    make_shapes > "$SHAPES_FILE.tmp" && mv "$SHAPES_FILE.tmp" "$SHAPES_FILE" || exit 1
+    echo "build-catalogue.sh: wrote $SHAPES_FILE"
+    exit 0
+fi
+if [ $# -ge 1 ] && [ "$1" = --help ]; then
+    sed -n '2,26s/^# \{0,1\}//p' "$0"
+    exit 0
+fi
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then
+    echo "usage: scripts/build-catalogue.sh BUILD_DIR [WORK_DIR]   (--help: what it does)" >&2
+    exit 2
+fi
+KGEN=$1/cli/kgen
+if [ ! -x "$KGEN" ]; then
+    echo "build-catalogue.sh: $KGEN not found: build kgen first (cmake -S . -B $1 && cmake --build $1)" >&2
+    exit 2
+fi
+case $KGEN in /*) ;; *) KGEN=$PWD/$KGEN ;; esac
+SHAPES=${KGEN_CATALOGUE_SHAPES:-$SHAPES_FILE}
+NCAND=${KGEN_CATALOGUE_CANDIDATES:-32}
+NKERN=${KGEN_CATALOGUE_KERNELS:-24}
+if [ ! -r "$SHAPES" ]; then
+    echo "build-catalogue.sh: no training shapes '$SHAPES'" >&2
+    exit 2
+fi
+if [ $# -ge 2 ]; then
+    WORK=$2
+    mkdir -p "$WORK" || exit 1
+else
+    WORK=$(mktemp -d) || exit 1
+    trap 'rm -rf "$WORK"' EXIT
+fi
+if [ -e "$WORK/build.db" ]; then
+    echo "build-catalogue.sh: $WORK/build.db exists: give an empty WORK_DIR (a catalogue is measured afresh)" >&2
+    exit 2
+fi
+
+# the GPU: its architecture, name and driver
+"$KGEN" device > "$WORK/device.txt" || exit 1
+ARCH=$(sed -n 's/.*Compute capability.*(sm_\([0-9]*\)).*/\1/p' "$WORK/device.txt" | head -n 1)
+DRIVER=$(sed -n 's/.*CUDA driver version *//p' "$WORK/device.txt" | head -n 1)
+if command -v nvidia-smi > /dev/null 2>&1; then
+    D=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2> /dev/null | head -n 1) && [ -n "$D" ] &&
+        DRIVER="$D (CUDA $DRIVER)"
+fi
+if [ -z "$ARCH" ]; then
+    echo "build-catalogue.sh: could not read the GPU's architecture from 'kgen device'" >&2
+    exit 1
+fi
+DATE=$(date -u +%Y-%m-%d)
+OUT=catalogue/sm_$ARCH.txt
+echo "build-catalogue.sh: sm_$ARCH, driver $DRIVER; work in $WORK"
+
+t0=$(date +%s)
+"$KGEN" catalogue candidates --shapes "$SHAPES" --arch "sm_$ARCH" --max "$NCAND" -o "$WORK/candidates.txt" || exit 1
+for l in nn nt tn tt; do
+    echo "build-catalogue.sh: timing the candidates in layout $l"
+    # the search's times with the L2 warm (as a GEMM called in a loop runs, and as kgen-bench compares with
+    # cuBLAS), no final stage: every candidate is timed alike
+    "$KGEN" tune --configs "$WORK/candidates.txt" --shapes "$SHAPES" --layout "$l" --db "$WORK/build.db" \
+        --no-flush --final 0 --max-seconds 0.1 --top 0 > "$WORK/tune-$l.txt" 2> "$WORK/tune-$l.err"
+    rc=$?
+    tail -n 3 "$WORK/tune-$l.err"
+    [ $rc = 0 ] || { echo "build-catalogue.sh: kgen tune failed in layout $l (see $WORK/tune-$l.err)" >&2; exit 1; }
+done
+"$KGEN" db export --db "$WORK/build.db" --format csv -o "$WORK/measured.csv" || exit 1
+"$KGEN" catalogue make "$WORK/measured.csv" --max-kernels "$NKERN" --date "$DATE" --driver "$DRIVER" \
+    --command "scripts/build-catalogue.sh (training shapes $SHAPES, $NCAND candidates, at most $NKERN kernels)" \
+    -o "$OUT" || exit 1
+echo "build-catalogue.sh: wrote $OUT in $(($(date +%s) - t0)) s; rebuild kgen to embed it"

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# catalogue_test.sh -- `kgen catalogue candidates|make`, no GPU: the model's
+# candidates for a few shapes, and a catalogue made from a measured export
+# (data/catalogue_pilot_h200.csv: 10 configurations timed by `kgen tune
+# --configs` at 10 training shapes in nn and nt on an H200, 2026-11-23).
+#
+#   catalogue_test.sh KGEN SOURCE_DIR
+set -u
+KGEN=$1 SRC=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+check() {
+    local what=$1
+    shift
+    if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $what"; fi
+}
+expect() {
+    local code=$1 pattern=$2
+    shift 2
+    "$KGEN" "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    if [ "$rc" = "$code" ] && grep -q -- "$pattern" "$tmp/err"; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAIL: kgen $* exited $rc (want $code), stderr:"
+        cat "$tmp/err"
+    fi
+}
+export KGEN_CACHE_DIR=$tmp/cache
+DATA=$SRC/data/catalogue_pilot_h200.csv
+
+# candidates: a --configs list the tuner reads back
+printf 'a 100 200 300\nb 64 64 64\nc 1000 1001 17\nd 2048 2048 2048\n' >"$tmp/shapes.txt"
+"$KGEN" catalogue candidates --shapes "$tmp/shapes.txt" --template matmul --max 4 --per-shape 8 \
+    -o "$tmp/cands.txt" 2>"$tmp/c.err"
+check "candidates exits 0" test $? = 0
+n=$(grep -c '^matmul ' "$tmp/cands.txt")
+check "between 1 and 4 candidates ($n)" test "$n" -ge 1 -a "$n" -le 4
+check "no layout in a candidate" sh -c "! grep -q 'layout=' '$tmp/cands.txt'"
+"$KGEN" tune --dry-run --arch sm_90 --configs "$tmp/cands.txt" --m 64 --n 64 --k 64 >/dev/null 2>"$tmp/d.err"
+check "the tuner reads the list" grep -q "strategy exhaustive: $n evaluated" "$tmp/d.err"
+expect 2 "needs --shapes" catalogue candidates --template matmul
+expect 2 "--max" catalogue candidates --shapes "$tmp/shapes.txt" --max 0
+expect 2 "unknown catalogue command 'bake'" catalogue bake
+
+# make: three kernels from the pilot's measurements
+"$KGEN" catalogue make "$DATA" --max-kernels 3 --date 2026-11-23 --driver "580.159.04" -o "$tmp/cat.txt" \
+    2>"$tmp/m.err"
+check "make exits 0" test $? = 0
+cat "$tmp/m.err"
+check "make reports its choice" grep -q "8 kernels measured over 20 (layout, shape) pairs; 3 chosen" "$tmp/m.err"
+check "header: version" grep -qx "kgen-catalogue 1" "$tmp/cat.txt"
+check "header: arch" grep -qx "arch 90" "$tmp/cat.txt"
+check "header: SMs" grep -qx "sms 132" "$tmp/cat.txt"
+check "header: device" grep -qx "device NVIDIA H200" "$tmp/cat.txt"
+check "header: driver" grep -qx "driver 580.159.04" "$tmp/cat.txt"
+check "header: date" grep -qx "date 2026-11-23" "$tmp/cat.txt"
+check "three kernels, numbered" test "$(grep '^kernel ' "$tmp/cat.txt" | cut -d' ' -f2 | tr '\n' ' ')" = "1 2 3 "
+check "twenty time lines" test "$(grep -c '^time ' "$tmp/cat.txt")" = 20
+check "each time line: layout, M N K and three times" \
+    awk '/^time /{ if (NF != 8) exit 1 } END { exit 0 }' "$tmp/cat.txt"
+# the first pick is the kernel with the least regret over all pairs: recompute it from the CSV
+first=$(awk -F, 'NR > 1 && ($12 == "ok" || $12 == "slow") {
+        cfg = $11; sub(/ layout=[a-z]+$/, "", cfg); key = $4 " " cfg; pair = $7 " " $8 " " $9 " " $10
+        t[key, pair] = $14; keys[key] = 1; pairs[pair] = 1
+        if (!(pair in best) || $14 < best[pair]) best[pair] = $14 }
+    END { for (k in keys) { s = 0; for (p in pairs) s += ((k, p) in t) ? log(t[k, p] / best[p]) : log(8)
+              if (bk == "" || s < bs) { bs = s; bk = k } }
+          print bk }' "$DATA")
+check "kernel 1 is the least-regret kernel ($first)" grep -q "^kernel 1 ${first%% *} [0-9]* [0-9]* [0-9]* [0-9]* [0-9]* [0-9]* ${first#* }\$" "$tmp/cat.txt"
+# a kernel's times are its measured ones, in microseconds
+t1=$(awk -F, -v k="${first#* }" 'NR > 1 && $7 == "nn" && $8 == 512 && $9 == 512 && $10 == 512 {
+        cfg = $11; sub(/ layout=[a-z]+$/, "", cfg); if (cfg == k) printf "%.2f", $14 * 1000 }' "$DATA")
+check "kernel 1 at nn 512^3 is its measured $t1 us" grep -q "^time nn 512 512 512 $t1 " "$tmp/cat.txt"
+# with room for all, every pair gets its best: 0.0% above it
+"$KGEN" catalogue make "$DATA" --max-kernels 50 --tolerance 0 --date 2026-11-23 -o "$tmp/all.txt" 2>"$tmp/a.err"
+check "all kernels: every pair at its best" grep -q "0.0% above the best on geometric mean, 0.0% at worst" "$tmp/a.err"
+# bad input: a clear message, nothing written
+expect 2 "needs --date" catalogue make "$DATA" -o "$tmp/x.txt"
+expect 2 "needs --date" catalogue make "$DATA" --date 23/11/2026 -o "$tmp/x.txt"
+expect 2 "--tolerance" catalogue make "$DATA" --date 2026-11-23 --tolerance 2 -o "$tmp/x.txt"
+expect 2 "one EXPORT file" catalogue make --date 2026-11-23 -o "$tmp/x.txt"
+expect 1 "cannot open" catalogue make "$tmp/none.csv" --date 2026-11-23 -o "$tmp/x.txt"
+sed '2s/NVIDIA H200/NVIDIA H100 80GB HBM3/' "$DATA" >"$tmp/two.csv"
+expect 2 "several devices" catalogue make "$tmp/two.csv" --date 2026-11-23 -o "$tmp/x.txt"
+"$KGEN" catalogue make "$tmp/two.csv" --device "NVIDIA H200" --date 2026-11-23 -o "$tmp/one.txt" 2>/dev/null
+check "--device picks one device's rows" grep -qx "device NVIDIA H200" "$tmp/one.txt"
+head -n 1 "$DATA" >"$tmp/empty.csv"
+expect 2 "no timed rows" catalogue make "$tmp/empty.csv" --date 2026-11-23 -o "$tmp/x.txt"
+check "no partial output" test ! -e "$tmp/x.txt"
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
