@@ -242,8 +242,9 @@ static kg_status from_catalogue(kg_context *ctx, const kgi_catalogue *c, int med
         break;
     }
     if (st != KG_OK)
-        snprintf(why, why_len, "%s: %s%s", cat,
-                 n > 0 ? "no kernel renders and admits the call" : "no kernel has times for this layout and alignment",
+        snprintf(why, why_len, "catalogue sm_%d: %s%s", c->arch,
+                 n > 0 ? "no kernel renders and admits the call"
+                       : "no kernel has times for this layout and alignment class",
                  skipped);
     free(picks);
     return st;
