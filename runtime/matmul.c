@@ -233,6 +233,9 @@ static kg_status from_catalogue(kg_context *ctx, const kgi_catalogue *c, int med
             note(why, why_len, "%s%dx%dx%d (%.4g us)", j ? ", " : " from ", r->m, r->n, r->k,
                  kgi_catalogue_time(c, p->near[j], p->kernel));
         }
+        if (align < 4)
+            note(why, why_len, "; the call allows %s (alignment class %d): kernels that need more left out",
+                 align == 2 ? "8-byte loads" : "no vector loads", align);
         if (i + 1 < n) {
             describe_kernel(&c->kernels[picks[i + 1].kernel], kd, sizeof kd);
             note(why, why_len, "; runner-up %s, predicted %.4g us", kd, picks[i + 1].predicted_us);
