@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# shellcheck disable=SC2016 # checks are quoted strings, expanded when they run
+# shellcheck disable=SC2016,SC2034 # checks are quoted strings, expanded when they run
 # precompile_test.sh KGEN SYNTHETIC.txt SMALL.txt -- `kgen precompile` without a
 # GPU (--arch sm_90): every kernel of a catalogue in each layout it has times
 # for compiles into a fresh cache directory; a second run finds them all

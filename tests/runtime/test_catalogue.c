@@ -71,6 +71,7 @@ static const bad bads[] = {
     {"kgen-catalogue 1\nsms 0\n", "bad:2: sms 0 is out of range"},
     {"kgen-catalogue 1\nsms 1 2\n", "bad:2: 'sms' takes one number"},
     {"kgen-catalogue 1\ndate 2026-13-01\n", "bad:2: date 2026-13-01 is not a real date"},
+    {"kgen-catalogue 1\ndate 2027-02-29\n", "bad:2: date 2027-02-29 is not a real date"},
     {"kgen-catalogue 1\ndate 2026/11/23\n", "bad:2: date '2026/11/23' is not YYYY-MM-DD"},
     {"kgen-catalogue 1\ndevice\n", "bad:2: 'device' needs a value"},
     {"kgen-catalogue 1\narch 90\nsms 132\ndevice X\ndriver 1\ndate 2026-11-23\n" KERNELS,
@@ -122,6 +123,14 @@ static void bad_lines(void)
         CHECK_MSG(strstr(err, bads[i].want) == err, "case %zu: got '%s', want '%s...'", i, err, bads[i].want);
         kgi_catalogue_free(rc == 0 ? c : NULL);
     }
+    /* a line too long to be a catalogue's */
+    static char longline[20100];
+    int n = snprintf(longline, sizeof longline, "kgen-catalogue 1\ndevice ");
+    memset(longline + n, 'x', 20000);
+    kgi_catalogue *lc;
+    char lerr[256];
+    CHECK(kgi_catalogue_parse(longline, strlen(longline), "long", &lc, lerr, sizeof lerr) != 0 && !lc);
+    CHECK_MSG(strcmp(lerr, "long:2: line longer than 16384 characters") == 0, "%s", lerr);
     /* no NUL needed: the length bounds the text */
     const char text[] = HEADER KERNELS "time nn 64 64 64 1 2\nGARBAGE";
     kgi_catalogue *c;
