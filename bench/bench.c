@@ -164,7 +164,7 @@ static int measure(bench *b, const kgb_shape *sh, kgb_problem *p, int spec, cons
     b->wrong += !ok;
     double t_k = tk[0] < tk[1] ? tk[0] : tk[1], t_b = tb[0] < tb[1] ? tb[0] : tb[1];
     double flop = 2.0 * sh->m * (double)sh->n * sh->k;
-    char tmpl[64] = "matmul", config[1200] = "", why[1024] = "";
+    char tmpl[64] = "matmul", config[1200] = "", why[2048] = "";
     kg_kernel_info ki;
     if (kern) {
         snprintf(tmpl, sizeof tmpl, "%s", o->specs[spec].tmpl);

@@ -86,5 +86,6 @@ extern const char kgc_explain_usage[];
 int kgc_cmd_tune(int argc, char **argv); /* cli/cmd_tune.c */
 int kgc_cmd_db(int argc, char **argv);   /* cli/cmd_db.c */
 int kgc_cmd_catalogue(int argc, char **argv); /* cli/cmd_catalogue.c */
+int kgc_cmd_precompile(int argc, char **argv); /* cli/cmd_precompile.c */
 
 #endif

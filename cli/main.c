@@ -81,6 +81,16 @@ static const command commands[] = {
      "  --final-rounds R     samples per finalist, each about 2 ms of launches (default 10)\n"
      "  --top N              rows of the search's table (default 10, dry run 20; 0: all)\n"
      "  --csv | --json       the search's table (with the final times) on standard output\n"},
+    {"precompile", kgc_cmd_precompile,
+     "kgen precompile [--arch sm_XY] [--jobs J] [--catalogue FILE]\n"
+     "  Compiles every kernel of the catalogue for this GPU's architecture, in every layout\n"
+     "  the catalogue has times for, into the disk cache ($KGEN_CACHE_DIR, else\n"
+     "  $XDG_CACHE_HOME/kgen), so that kg_matmul's first calls need no NVRTC. Prints how\n"
+     "  many were compiled, already cached and failed; exit status 1 if any failed.\n"
+     "  --arch sm_XY         compile for this architecture (no GPU needed)\n"
+     "  --jobs J             compile threads (default: one per core)\n"
+     "  --catalogue FILE     this catalogue instead of the one for the architecture\n"
+     "                       ($KGEN_CATALOGUE, else the one built into libkgen)\n"},
     {"db", kgc_cmd_db,
      "kgen db list|show|export|import|merge [--db FILE] ...\n"
      "  list                 every tuned device, layout and shape with its best configuration\n"

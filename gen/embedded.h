@@ -1,12 +1,13 @@
-/* embedded.h -- the Lua templates compiled into libkgen (see cmake/embed_templates.cmake). */
+/* embedded.h -- files compiled into libkgen (cmake/embed_files.cmake): the Lua templates here, the
+ * kernel catalogues in runtime/catalogue.h. */
 #ifndef KGEN_EMBEDDED_H
 #define KGEN_EMBEDDED_H
 
 #include <stddef.h>
 
 typedef struct kgi_embedded {
-    const char *module;   /* "matmul", "lib.params" */
-    const char *path;     /* "templates/matmul.lua": the chunk name in error messages */
+    const char *module;   /* "matmul", "lib.params" (a catalogue: "sm_90") */
+    const char *path;     /* "templates/matmul.lua": the name in error messages */
     const char *text;
     size_t len;
 } kgi_embedded;

@@ -117,6 +117,7 @@ void kg_context_close(kg_context *ctx)
     if (!ctx)
         return;
     kgi_tunedb_close(ctx);
+    kgi_catalogues_close(ctx);
     kgi_kernels_free(ctx);
     kgi_cache_close(ctx);
     kgi_driver_close(ctx);

@@ -12,6 +12,8 @@
  *   launch.c     kernels on a device, preconditions, launch
  *   matmul.c     kg_matmul and its choice of kernel per shape
  *   tunedb.c     the tuning database's read side (tunedb.h)
+ *   catalogue.c  the kernel catalogue's parser, the context's catalogues
+ *   pick.c       the catalogue's model: its kernels ranked for a call
  *   occupancy.c  resident blocks per SM and the binding resource
  *   verify.c     the float64 reference and the error measure
  *   timing.c     CUDA-event timing of kernels
@@ -187,6 +189,7 @@ struct kgi_driver;   /* runtime/driver.c */
 struct kgi_cache;    /* runtime/cache.c */
 struct kgi_kernels;  /* runtime/launch.c */
 struct kgi_tunedb;   /* runtime/tunedb.c */
+struct kgi_catset;   /* runtime/catalogue.c */
 
 struct kg_context {
     int device;               /* ordinal, or KG_DEVICE_NONE */
@@ -198,6 +201,7 @@ struct kg_context {
     struct kgi_cache *cache;
     struct kgi_kernels *kernels;
     struct kgi_tunedb *db;
+    struct kgi_catset *catalogues;
     int verbose;
 };
 

@@ -68,6 +68,8 @@ typedef struct kg_context kg_context;
  * Environment: KGEN_TEMPLATE_PATH (colon-separated directories searched
  * before the embedded templates), KGEN_CACHE_DIR / XDG_CACHE_HOME (disk
  * cache), KGEN_CACHE=0 (no disk cache), KGEN_DB (tuning database),
+ * KGEN_CATALOGUE (a kernel catalogue file read in place of the embedded
+ * one for its architecture),
  * KGEN_VERBOSE=1 (kg_matmul's choices are kept in kg_matmul_explain; template
  * errors carry a Lua traceback), KGEN_CUDA_DRIVER (a driver library to open
  * instead of libcuda.so.1).
@@ -199,16 +201,21 @@ kg_status kg_kernel_launch(kg_context *ctx, const kg_kernel *k, const kg_gemm *g
 /*
  * C = alpha * op(A) * op(B) + beta * C, with layout "nn", "nt", "tn" or "tt"
  * (first letter: A, second: B; "t": the operand is stored transposed). The
- * configuration comes from the tuning database (exact shape, then nearest
- * shape bucket) or the built-in default for the architecture; the choice is
- * cached per shape, so repeated calls cost a hash lookup and a launch.
+ * configuration comes from the tuning database (the exact shape), else the
+ * measured kernel catalogue built into libkgen for the architecture (its
+ * kernels ranked for the shape by a wave model calibrated on their
+ * measurements; KGEN_CATALOGUE=FILE reads another), else a model-only
+ * choice (catalogue/README.md); the choice is cached per shape, so repeated
+ * calls cost a hash lookup and a launch.
  */
 kg_status kg_matmul(kg_context *ctx, const char *layout, int m, int n, int k, float alpha,
                     const float *a, int lda, const float *b, int ldb, float beta, float *c,
                     int ldc, void *stream);
 
 /* Which configuration kg_matmul uses for a shape, and why ("tuned: exact
- * shape 4096x4096x4096 in <db>", "default for sm_90: no tuning entry"...). */
+ * shape 4096x4096x4096 in <db>", "catalogue sm_90 (...): kernel 7 ...,
+ * predicted ... from ...; runner-up ...", "no catalogue for sm_80:
+ * model-only choice ..."). */
 kg_status kg_matmul_explain(kg_context *ctx, const char *layout, int m, int n, int k,
                             char *config, size_t config_len, char *why, size_t why_len);
 

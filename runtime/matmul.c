@@ -2,12 +2,11 @@
  * matmul.c -- kg_matmul: a configuration for the device and shape, picked
  * once and remembered.
  *
- * The pick, per (layout, M, N, K, alignment class):
- *   1. the tuning database's entry for the device and shape (exact, then
- *      nearest bucket: runtime/tunedb.c);
- *   2. else the built-in default for the architecture (runtime/defaults.c),
- *      by how many tiles the shape makes against the SM count.
- * Either is adapted to the call before it is used: a kernel without bound
+ * The pick, per (layout, M, N, K, alignment class) (choose() below has
+ * the whole order): the tuning database's entry for the device and exact
+ * shape (runtime/tunedb.c), else the measured kernel catalogue for the
+ * architecture (runtime/catalogue.c, pick.c), else the nearest tuned shape
+ * and a model-only choice. Each is adapted to the call before it is used: a kernel without bound
  * checks (bounds=0) is never used on a shape that is not a multiple of its
  * tile -- bounds=1 instead -- and a vector-load kernel (vec>1) falls back to
  * vec=1 where lda, ldb or the A/B pointers are not aligned for vectors
@@ -21,13 +20,14 @@
  * With KGEN_VERBOSE=1 each choice's configuration and reason are recorded
  * and kg_matmul_explain returns them.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "defaults.h"
+#include "catalogue.h"
 #include "gen/config.h"
 #include "kernel.h"
 #include "runtime.h"
@@ -49,15 +49,6 @@ void kgi_choices_free(kgi_map *choices)
             free(c);
         }
     }
-}
-
-static int layout_index(const char *layout)
-{
-    static const char *const layouts[] = {"nn", "nt", "tn", "tt"};
-    for (int i = 0; layout && i < 4; i++)
-        if (strcmp(layout, layouts[i]) == 0)
-            return i;
-    return -1;
 }
 
 /* The widest vector (4, 2, 1 floats) that lda, ldb, A and B all allow. */
@@ -149,49 +140,229 @@ static kg_status try_config(kg_context *ctx, const char *tmpl, kgi_config *cfg, 
 }
 
 /*
- * The configuration for `g` in `layout`: tuned, else the default, adapted
- * to the call. On KG_OK *src is rendered (its config canonical), `tmpl`
- * names its template and `why` says where it came from.
+ * The tuning database's entry for `g` (the exact shape, or the nearest
+ * within its distance unless `exact_only`), adapted to the call. KG_OK with
+ * *src and `why`; otherwise `why` says why there is none.
+ */
+static kg_status tuned(kg_context *ctx, const char *layout, const kg_gemm *g, int exact_only, char *tmpl,
+                       size_t tmpl_len, kg_source **src, char *why, size_t why_len)
+{
+    char dbwhy[768] = "", text[512], err[256];
+    kgi_config cfg;
+    why[0] = '\0';
+    if (kgi_tunedb_lookup(ctx, layout, g->m, g->n, g->k, exact_only, tmpl, tmpl_len, text, sizeof text, dbwhy,
+                          sizeof dbwhy) != KG_OK) {
+        snprintf(why, why_len, "%s", dbwhy);
+        return KG_ERR_DB;
+    }
+    snprintf(why, why_len, "tuned: %s", dbwhy);
+    if (kgi_config_parse(&cfg, text, err, sizeof err) != 0) {
+        note(why, why_len, "; its configuration does not parse: %s", err);
+        return KG_ERR_CONFIG;
+    }
+    if (kgi_config_find(&cfg, "layout") >= 0)
+        kgi_config_set(&cfg, "layout", layout, NULL, 0);
+    kg_status st = try_config(ctx, tmpl, &cfg, g, src, why, why_len);
+    if (st != KG_OK)
+        return st;
+    if (strcmp((*src)->geo.layout, layout) == 0)
+        return KG_OK;
+    /* an entry whose configuration disagrees with its layout column */
+    note(why, why_len, "; its kernel computes layout %s, not %s", (*src)->geo.layout, layout);
+    kg_source_free(*src);
+    *src = NULL;
+    return KG_ERR_CONFIG;
+}
+
+/* "catalogue sm_90 (catalogue/sm_90.txt: NVIDIA H200, 2026-11-23, 132 SMs)" */
+static void describe_catalogue(const kgi_catalogue *c, char *out, size_t len)
+{
+    snprintf(out, len, "catalogue sm_%d (%s: %s, %s, %d SMs)", c->arch, c->name, c->device, c->date, c->sms);
+}
+
+/* "kernel 7 matmul_warp 128x256, split-K 2, persistent" */
+static void describe_kernel(const kgi_cat_kernel *kk, char *out, size_t len)
+{
+    snprintf(out, len, "kernel %d %s %dx%d%s%s", kk->id, kk->tmpl, kk->tile_m, kk->tile_n,
+             kk->kslices > 1 ? ", split-K" : "", kk->persistent ? ", persistent" : "");
+    if (kk->kslices > 1)
+        snprintf(out + strlen(out), len - strlen(out), " %d", kk->kslices);
+}
+
+/*
+ * The catalogue's kernels for `g`, best predicted first (by the shape's
+ * nearest measurements, or by each kernel's median efficiency when
+ * `median`), the first one that renders for the context's architecture and
+ * admits the call. KG_OK with *src and `why`; otherwise `why` says why.
+ */
+static kg_status from_catalogue(kg_context *ctx, const kgi_catalogue *c, int median, const char *layout,
+                                const kg_gemm *g, char *tmpl, size_t tmpl_len, kg_source **src, char *why,
+                                size_t why_len)
+{
+    int lay = kgi_layout_index(layout), align = align_class(g->a, g->lda, g->b, g->ldb);
+    int sms = ctx->limits.ref_sm_count > 0 ? ctx->limits.ref_sm_count : 1;
+    char cat[512], kd[128], skipped[768] = "";
+    describe_catalogue(c, cat, sizeof cat);
+    kgi_pick *picks = calloc((size_t)c->nkernels + 1, sizeof *picks);
+    if (!picks)
+        return kgi_fail(ctx, KG_ERR_NOMEM, "out of memory");
+    int n = median ? kgi_catalogue_rank_median(c, lay, g->m, g->n, g->k, align, sms, picks, c->nkernels)
+                   : kgi_catalogue_rank(c, lay, g->m, g->n, g->k, align, sms, -1, picks, c->nkernels);
+    kg_status st = KG_ERR_SHAPE;
+    for (int i = 0; i < n; i++) {
+        const kgi_pick *p = &picks[i];
+        const kgi_cat_kernel *kk = &c->kernels[p->kernel];
+        char text[640], adapt[512] = "", err[256];
+        kgi_config cfg;
+        snprintf(text, sizeof text, "%s layout=%s", kk->config, layout);
+        describe_kernel(kk, kd, sizeof kd);
+        if (kgi_config_parse(&cfg, text, err, sizeof err) != 0 ||
+            try_config(ctx, kk->tmpl, &cfg, g, src, adapt, sizeof adapt) != KG_OK) {
+            note(skipped, sizeof skipped, "; %s passed over%s", kd, adapt[0] ? adapt : err);
+            continue;
+        }
+        snprintf(tmpl, tmpl_len, "%s", kk->tmpl);
+        snprintf(why, why_len, "%s: %s, predicted %.4g us (%.3g waves on %d SMs)", cat, kd, p->predicted_us,
+                 p->waves, sms);
+        if (median)
+            note(why, why_len, " from its median efficiency");
+        else if (p->exact)
+            note(why, why_len, ", measured at this shape");
+        for (int j = 0; !median && !p->exact && j < p->nnear; j++) {
+            const kgi_cat_row *r = &c->rows[p->near[j]];
+            note(why, why_len, "%s%dx%dx%d (%.4g us)", j ? ", " : " from ", r->m, r->n, r->k,
+                 kgi_catalogue_time(c, p->near[j], p->kernel));
+        }
+        if (align < 4)
+            note(why, why_len, "; the call allows %s (alignment class %d): kernels that need more left out",
+                 align == 2 ? "8-byte loads" : "no vector loads", align);
+        if (i + 1 < n) {
+            describe_kernel(&c->kernels[picks[i + 1].kernel], kd, sizeof kd);
+            note(why, why_len, "; runner-up %s, predicted %.4g us", kd, picks[i + 1].predicted_us);
+        }
+        note(why, why_len, "%s%s", skipped, adapt);
+        st = KG_OK;
+        break;
+    }
+    if (st != KG_OK)
+        snprintf(why, why_len, "catalogue sm_%d: %s%s", c->arch,
+                 n > 0 ? "no kernel renders and admits the call"
+                       : "no kernel has times for this layout and alignment class",
+                 skipped);
+    free(picks);
+    return st;
+}
+
+/*
+ * The last resort: each embedded template's own defaults in the call's
+ * layout, fewest units of work under the wave model (resources()' tile,
+ * one block per SM) first, the first that renders and admits the call.
+ */
+static kg_status template_defaults(kg_context *ctx, const char *layout, const kg_gemm *g, char *tmpl,
+                                   size_t tmpl_len, kg_source **src, char *why, size_t why_len)
+{
+    typedef struct cand {
+        const char *name;
+        double work;
+    } cand;
+    cand c[32];
+    int n = 0, sms = ctx->limits.ref_sm_count > 0 ? ctx->limits.ref_sm_count : 1;
+    char text[32], err[256], skipped[768] = "";
+    snprintf(text, sizeof text, "layout=%s", layout);
+    for (const kgi_embedded *e = kgi_embedded_files; e->module && n < 32; e++) {
+        kgi_resources r;
+        if (!kgi_template_name_valid(e->module) ||
+            kgi_host_resources(ctx->host, e->module, text, &r, err, sizeof err) != KG_OK)
+            continue;
+        double work = r.has_tile && r.tile_m >= 1 && r.tile_n >= 1
+                          ? kgi_wave_work((int)r.tile_m, (int)r.tile_n, r.kslices >= 1 ? (int)r.kslices : 1,
+                                          r.persistent > 0, 1, g->m, g->n, g->k, sms, NULL)
+                          : HUGE_VAL;
+        int at = n++;
+        for (; at > 0 && c[at - 1].work > work; at--)
+            c[at] = c[at - 1];
+        c[at] = (cand){e->module, work};
+    }
+    for (int i = 0; i < n; i++) {
+        char adapt[512] = "";
+        kgi_config cfg;
+        kgi_config_parse(&cfg, text, NULL, 0);
+        if (try_config(ctx, c[i].name, &cfg, g, src, adapt, sizeof adapt) == KG_OK) {
+            snprintf(tmpl, tmpl_len, "%s", c[i].name);
+            snprintf(why, why_len, "template %s's defaults (the fewest units of work by the wave model)%s%s",
+                     c[i].name, skipped, adapt);
+            return KG_OK;
+        }
+        note(skipped, sizeof skipped, "; template %s passed over%s", c[i].name, adapt);
+    }
+    snprintf(why, why_len, "no embedded template's defaults render and admit the call%s", skipped);
+    return KG_ERR_SHAPE;
+}
+
+/*
+ * The configuration for `g` in `layout`, adapted to the call; in order:
+ *   1. the tuning database's entry for the device and exact shape;
+ *   2. the catalogue for the context's architecture (exact arch; measured
+ *      on another SM count, its model still uses this device's), by the
+ *      shape's nearest measurements (runtime/pick.c);
+ * and where the architecture has no catalogue (or its catalogue no
+ * kernel for the call):
+ *   3. the database's nearest tuned shape (with a catalogue, the catalogue's
+ *      measurements near the shape are trusted over another shape's winner,
+ *      whose tile may quantise badly here);
+ *   4. a model-only choice: the nearest architecture's catalogue's kernels
+ *      that render for this one, by their median efficiency;
+ *   5. every embedded template's own defaults.
+ * On KG_OK *src is rendered (its config canonical), `tmpl` names its
+ * template and `why` says which entry was chosen and why.
  */
 static kg_status choose(kg_context *ctx, const char *layout, const kg_gemm *g, char *tmpl, size_t tmpl_len,
                         kg_source **src, char *why, size_t why_len)
 {
-    char dbwhy[512] = "", text[512], err[256];
-    kgi_config cfg;
-    why[0] = '\0';
-    kg_status st = kgi_tunedb_lookup(ctx, layout, g->m, g->n, g->k, tmpl, tmpl_len, text, sizeof text, dbwhy,
-                                     sizeof dbwhy);
-    if (st == KG_OK) {
-        snprintf(why, why_len, "tuned: %s", dbwhy);
-        if (kgi_config_parse(&cfg, text, err, sizeof err) != 0) {
-            note(why, why_len, "; its configuration does not parse: %s", err);
-        } else {
-            if (kgi_config_find(&cfg, "layout") >= 0)
-                kgi_config_set(&cfg, "layout", layout, NULL, 0);
-            if (try_config(ctx, tmpl, &cfg, g, src, why, why_len) == KG_OK) {
-                if (strcmp((*src)->geo.layout, layout) == 0)
-                    return KG_OK;
-                /* an entry whose configuration disagrees with its layout column */
-                note(why, why_len, "; its kernel computes layout %s, not %s", (*src)->geo.layout, layout);
-                kg_source_free(*src);
-                *src = NULL;
-            }
-        }
-        snprintf(dbwhy, sizeof dbwhy, "%s", why);
-        why[0] = '\0';
-    }
-    kgi_default d;
-    if (kgi_default_choose(ctx->arch, ctx->limits.ref_sm_count, layout, g, align_class(g->a, g->lda, g->b, g->ldb),
-                           &d, err, sizeof err) != 0)
-        return kgi_fail(ctx, KG_ERR_CONFIG, "kg_matmul: the built-in default for sm_%d: %s", ctx->arch, err);
-    snprintf(tmpl, tmpl_len, "%s", d.tmpl);
-    snprintf(why, why_len, "default for sm_%d (%s for %d SMs): %s%s", ctx->arch, d.table, ctx->limits.ref_sm_count,
-             dbwhy[0] ? dbwhy : "no tuning entry", d.notes);
-    st = try_config(ctx, tmpl, &d.config, g, src, why, why_len);
+    char dbwhy[1024], catwhy[1024] = "";
+    const kgi_catalogue *cat, *near;
+    if (tuned(ctx, layout, g, 1, tmpl, tmpl_len, src, why, why_len) == KG_OK)
+        return KG_OK;
+    snprintf(dbwhy, sizeof dbwhy, "%s", why);
+    kg_status st = kgi_catalogue_for(ctx, ctx->arch, &cat);
     if (st != KG_OK)
-        return kgi_fail(ctx, st, "kg_matmul: no usable configuration for %s M=%d N=%d K=%d: %s", layout, g->m, g->n,
-                        g->k, why);
-    return KG_OK;
+        return st;
+    if (cat) {
+        if (from_catalogue(ctx, cat, 0, layout, g, tmpl, tmpl_len, src, why, why_len) == KG_OK) {
+            note(why, why_len, "; %s", dbwhy);
+            return KG_OK;
+        }
+        snprintf(catwhy, sizeof catwhy, "; %s", why);
+    }
+    if (tuned(ctx, layout, g, 0, tmpl, tmpl_len, src, why, why_len) == KG_OK) {
+        note(why, why_len, "%s", catwhy);
+        return KG_OK;
+    }
+    snprintf(dbwhy, sizeof dbwhy, "%s", why);
+    char head[128];
+    if (cat)
+        snprintf(head, sizeof head, "no usable kernel in the catalogue for sm_%d: model-only choice", ctx->arch);
+    else
+        snprintf(head, sizeof head, "no catalogue for sm_%d: model-only choice", ctx->arch);
+    if ((st = kgi_catalogue_nearest(ctx, ctx->arch, &near)) != KG_OK)
+        return st;
+    if (near && from_catalogue(ctx, near, 1, layout, g, tmpl, tmpl_len, src, why, why_len) == KG_OK) {
+        char w[2048];
+        snprintf(w, sizeof w, "%s from %s%s; %s", head, why, catwhy, dbwhy);
+        snprintf(why, why_len, "%s", w);
+        return KG_OK;
+    }
+    char nearwhy[1024] = "";
+    if (near)
+        snprintf(nearwhy, sizeof nearwhy, "; %s", why);
+    if (template_defaults(ctx, layout, g, tmpl, tmpl_len, src, why, why_len) == KG_OK) {
+        char w[2048];
+        snprintf(w, sizeof w, "%s: %s%s%s; %s", head, why, catwhy, nearwhy, dbwhy);
+        snprintf(why, why_len, "%s", w);
+        return KG_OK;
+    }
+    return kgi_fail(ctx, KG_ERR_SHAPE, "kg_matmul: no usable configuration for %s M=%d N=%d K=%d: %s%s%s; %s",
+                    layout, g->m, g->n, g->k, why, catwhy, nearwhy, dbwhy);
 }
 
 kg_status kg_matmul(kg_context *ctx, const char *layout, int m, int n, int k, float alpha, const float *a, int lda,
@@ -199,7 +370,7 @@ kg_status kg_matmul(kg_context *ctx, const char *layout, int m, int n, int k, fl
 {
     if (!ctx)
         return KG_ERR_INVALID_ARG;
-    int lay = layout_index(layout);
+    int lay = kgi_layout_index(layout);
     if (lay < 0)
         return kgi_fail(ctx, KG_ERR_INVALID_ARG, "kg_matmul: layout must be \"nn\", \"nt\", \"tn\" or \"tt\" (got %s%s%s)",
                         layout ? "\"" : "", layout ? layout : "NULL", layout ? "\"" : "");
@@ -219,7 +390,7 @@ kg_status kg_matmul(kg_context *ctx, const char *layout, int m, int n, int k, fl
         return kgi_fail(ctx, KG_ERR_NO_DEVICE, "kg_matmul needs a context opened on a GPU");
     if (!(ks = kgi_kernels_of(ctx)))
         return kgi_fail(ctx, KG_ERR_NOMEM, "out of memory");
-    char tmpl[64], config[512], why[1024];
+    char tmpl[64], config[512], why[2048];
     kg_source *src;
     kg_status st = choose(ctx, layout, &g, tmpl, sizeof tmpl, &src, why, sizeof why);
     if (st != KG_OK)
@@ -257,7 +428,7 @@ kg_status kg_matmul_explain(kg_context *ctx, const char *layout, int m, int n, i
 {
     if (!ctx || !config || !why || !config_len || !why_len)
         return ctx ? kgi_fail(ctx, KG_ERR_INVALID_ARG, "kg_matmul_explain: NULL or empty output buffer") : KG_ERR_INVALID_ARG;
-    int lay = layout_index(layout);
+    int lay = kgi_layout_index(layout);
     if (lay < 0)
         return kgi_fail(ctx, KG_ERR_INVALID_ARG, "layout must be \"nn\", \"nt\", \"tn\" or \"tt\"");
     if (m < 1 || n < 1 || k < 1)
@@ -277,7 +448,7 @@ kg_status kg_matmul_explain(kg_context *ctx, const char *layout, int m, int n, i
     static _Alignas(16) const float aligned[4];
     int at = lay >= 2, bt = lay % 2;
     const kg_gemm g = {m, n, k, 1.0f, 0.0f, aligned, at ? m : k, aligned, bt ? k : n, (float *)aligned, n};
-    char tmpl[64], w[1024];
+    char tmpl[64], w[2048];
     kg_source *src;
     kg_status st = choose(ctx, layout, &g, tmpl, sizeof tmpl, &src, w, sizeof w);
     if (st != KG_OK)

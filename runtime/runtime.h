@@ -18,4 +18,7 @@ void kgi_cache_close(kg_context *ctx);
 /* launch.c: kernels loaded on the device, and kg_matmul's per-shape choices. */
 void kgi_kernels_free(kg_context *ctx);
 
+/* catalogue.c: the catalogues parsed for kg_matmul. */
+void kgi_catalogues_close(kg_context *ctx);
+
 #endif

@@ -11,7 +11,8 @@
  *      the one closest in log2 space, distance |log2 M/M'| + |log2 N/N'| +
  *      |log2 K/K'| (so shapes in the same power-of-two bucket in every
  *      dimension are less than 3 apart), and its fastest row;
- *   3. none: KG_ERR_DB, and the caller uses the template's default.
+ *   3. none: KG_ERR_DB, and the caller uses the catalogue or a model
+ *      (kg_matmul asks for the exact shape alone first: runtime/matmul.c).
  * A row counts only when it is for the same device name, compute capability
  * and SM count, the same layout, dtype f32, when its template's version is
  * the version loaded now (a changed template invalidates its entries), and
@@ -186,9 +187,11 @@ static int cached_version(kg_context *ctx, versions *vs, const char *name)
     return v;
 }
 
-kg_status kgi_tunedb_query(sqlite3 *db, const char *path, kg_context *ctx, const kg_device_info *info,
-                           const char *layout, int m, int n, int k, char *tmpl, size_t tmpl_len, char *config,
-                           size_t config_len, char *why, size_t why_len)
+/* kgi_tunedb_query with the nearest shape's distance bounded by max_dist
+ * (0: the exact shape only). */
+static kg_status query_within(sqlite3 *db, const char *path, kg_context *ctx, const kg_device_info *info,
+                              const char *layout, int m, int n, int k, double max_dist, char *tmpl, size_t tmpl_len,
+                              char *config, size_t config_len, char *why, size_t why_len)
 {
     sqlite3_stmt *q;
     const char *sql = "SELECT template, template_version, config, m, n, k, time_ms, tflops, m_multiple, n_multiple,"
@@ -217,7 +220,7 @@ kg_status kgi_tunedb_query(sqlite3 *db, const char *path, kg_context *ctx, const
         /* Per shape, rows come best first (the final stage's finalists by
          * their final time, then the rest by the search's time): a later
          * row wins only by being strictly nearer. */
-        if (!(dist < best_dist) || dist > KGI_LOOKUP_MAX_DISTANCE)
+        if (!(dist < best_dist) || dist > max_dist)
             continue;
         int mmul = sqlite3_column_int(q, 8), nmul = sqlite3_column_int(q, 9), kmul = sqlite3_column_int(q, 10);
         int ldmul = sqlite3_column_int(q, 11);
@@ -242,11 +245,14 @@ kg_status kgi_tunedb_query(sqlite3 *db, const char *path, kg_context *ctx, const
         return KG_ERR_DB;
     }
     if (!best_tmpl[0]) {
+        char within[64] = "";
+        if (max_dist > 0)
+            snprintf(within, sizeof within, " within log2 distance %.0f of", max_dist);
         snprintf(why, why_len,
-                 "no tuning entry in %s for %s (sm_%d%d, %d SMs), layout %s, within log2 distance %.0f of %dx%dx%d"
+                 "no tuning entry in %s for %s (sm_%d%d, %d SMs), layout %s,%s %dx%dx%d"
                  " (%d ok rows for this device and layout%s)",
-                 path, info->name, info->cc_major, info->cc_minor, info->sm_count, layout,
-                 KGI_LOOKUP_MAX_DISTANCE, m, n, k, rows, stale ? ", some for another template version" : "");
+                 path, info->name, info->cc_major, info->cc_minor, info->sm_count, layout, within, m, n, k, rows,
+                 stale ? ", some for another template version" : "");
         return KG_ERR_DB;
     }
     snprintf(tmpl, tmpl_len, "%s", best_tmpl);
@@ -264,7 +270,15 @@ kg_status kgi_tunedb_query(sqlite3 *db, const char *path, kg_context *ctx, const
     return KG_OK;
 }
 
-kg_status kgi_tunedb_lookup(kg_context *ctx, const char *layout, int m, int n, int k, char *tmpl,
+kg_status kgi_tunedb_query(sqlite3 *db, const char *path, kg_context *ctx, const kg_device_info *info,
+                           const char *layout, int m, int n, int k, char *tmpl, size_t tmpl_len, char *config,
+                           size_t config_len, char *why, size_t why_len)
+{
+    return query_within(db, path, ctx, info, layout, m, n, k, KGI_LOOKUP_MAX_DISTANCE, tmpl, tmpl_len, config,
+                        config_len, why, why_len);
+}
+
+kg_status kgi_tunedb_lookup(kg_context *ctx, const char *layout, int m, int n, int k, int exact_only, char *tmpl,
                             size_t tmpl_len, char *config, size_t config_len, char *why, size_t why_len)
 {
     if (!ctx || !layout || strlen(layout) != 2 || m < 1 || n < 1 || k < 1) {
@@ -287,5 +301,6 @@ kg_status kgi_tunedb_lookup(kg_context *ctx, const char *layout, int m, int n, i
         snprintf(why, why_len, "cannot query the device for the tuning database: %s", kg_last_error(ctx));
         return KG_ERR_DB;
     }
-    return kgi_tunedb_query(t->db, t->path, ctx, &info, layout, m, n, k, tmpl, tmpl_len, config, config_len, why, why_len);
+    return query_within(t->db, t->path, ctx, &info, layout, m, n, k, exact_only ? 0 : KGI_LOOKUP_MAX_DISTANCE, tmpl,
+                        tmpl_len, config, config_len, why, why_len);
 }

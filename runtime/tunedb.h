@@ -47,10 +47,11 @@ kg_status kgi_tunedb_query(struct sqlite3 *h, const char *path, kg_context *ctx,
                            size_t config_len, char *why, size_t why_len);
 
 /* kgi_tunedb_query for the context's device on the default database, opened
- * once per context. KG_OK with the template, configuration and a sentence
- * saying which entry and why; KG_ERR_DB with `why` saying there is none (no
+ * once per context; with `exact_only`, the exact shape alone (no nearest
+ * shape). KG_OK with the template, configuration and a sentence saying
+ * which entry and why; KG_ERR_DB with `why` saying there is none (no
  * database, no entry). */
-kg_status kgi_tunedb_lookup(kg_context *ctx, const char *layout, int m, int n, int k, char *tmpl,
+kg_status kgi_tunedb_lookup(kg_context *ctx, const char *layout, int m, int n, int k, int exact_only, char *tmpl,
                             size_t tmpl_len, char *config, size_t config_len, char *why, size_t why_len);
 
 /* Closes the context's database (kg_context_close). */

@@ -7,14 +7,14 @@
 # A crash fails the script; its input is in build-fuzz/artifacts/NAME/: fix
 # the bug and add the input to tests/fuzz/crashes/NAME/, where every build's
 # fuzz.replay_NAME test replays it from then on.
-#   scripts/fuzz.sh [NAME...]     (default: config limits import cache_entry pattern)
+#   scripts/fuzz.sh [NAME...]     (default: config limits import cache_entry pattern catalogue)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v clang > /dev/null 2>&1 || scripts/need.sh clang
 export PATH="$PATH:/usr/local/cuda/bin"
 secs=${FUZZ_SECONDS:-25}
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(config limits import cache_entry pattern)
+[ ${#names[@]} -gt 0 ] || names=(config limits import cache_entry pattern catalogue)
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKGEN_BENCH=OFF -DKGEN_FUZZ=ON \
       -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link $san" -DCMAKE_EXE_LINKER_FLAGS="$san" \

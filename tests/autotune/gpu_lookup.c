@@ -2,8 +2,9 @@
  * gpu_lookup.c -- after a real sweep (gpu_tune.sh), kg_matmul uses the tuned
  * entry: the fastest `ok` row of the database for this device and shape
  * (the final stage's fastest finalist where it ran), read here straight
- * from SQLite; its result is right; a nearby shape takes
- * the nearest tuned one; a far shape takes the default.
+ * from SQLite; its result is right; a nearby shape takes the kernel
+ * catalogue's pick where the architecture has a catalogue, else the
+ * nearest tuned shape; a far shape takes neither tuned entry.
  *
  *   gpu_lookup --probe            exit 0 with a GPU, 77 without
  *   gpu_lookup DB M N K           the checks (KGEN_DB is set to DB)
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/catalogue.h"
 #include "runtime/internal.h"
 #include "testutil.h"
 
@@ -106,7 +108,7 @@ int main(int argc, char **argv)
     kg_device_info info;
     CHECK(kg_device_query(ctx, 0, &info) == KG_OK);
 
-    char best[512] = "", cfg[512], why[1024];
+    char best[512] = "", cfg[512], why[2048];
     CHECK_MSG(best_row(argv[1], &info, m, n, k, best, sizeof best), "no ok row for %dx%dx%d in %s", m, n, k, argv[1]);
     /* 1. the exact shape: the database's fastest row */
     CHECK(kg_matmul_explain(ctx, "nn", m, n, k, cfg, sizeof cfg, why, sizeof why) == KG_OK);
@@ -118,14 +120,22 @@ int main(int argc, char **argv)
     CHECK(kg_matmul_explain(ctx, "nn", m, n, k, cfg, sizeof cfg, why, sizeof why) == KG_OK);
     CHECK_MSG(strstr(why, "exact shape") && strcmp(cfg, best) == 0, "recorded choice: %s (%s)", cfg, why);
 
-    /* 2. a shape near it: the nearest tuned shape */
+    /* 2. a shape near it: the catalogue of the architecture where there is
+     * one (its measurements near the shape win over another shape's
+     * winner), else the nearest tuned shape */
     int m2 = m + m / 4, n2 = n - n / 8;
+    const kgi_catalogue *cat = NULL;
+    CHECK(kgi_catalogue_for(ctx, kg_arch(ctx), &cat) == KG_OK);
     CHECK(kg_matmul_explain(ctx, "nn", m2, n2, k, cfg, sizeof cfg, why, sizeof why) == KG_OK);
     printf("%dx%dx%d: %s\n  %s\n", m2, n2, k, cfg, why);
-    CHECK_MSG(strstr(why, "nearest shape") != NULL, "not the nearest entry: %s", why);
+    if (cat)
+        CHECK_MSG(strstr(why, "catalogue sm_") == why && strstr(why, "nearest shape") == NULL,
+                  "not the catalogue: %s", why);
+    else
+        CHECK_MSG(strstr(why, "nearest shape") != NULL, "not the nearest entry: %s", why);
     check_matmul(ctx, m2, n2, k);
 
-    /* 3. far from every tuned shape: the default */
+    /* 3. far from every tuned shape: neither tuned entry */
     CHECK(kg_matmul_explain(ctx, "nn", 8, 8, 8, cfg, sizeof cfg, why, sizeof why) == KG_OK);
     printf("8x8x8: %s\n  %s\n", cfg, why);
     CHECK_MSG(strstr(why, "exact shape") == NULL && strstr(why, "nearest shape") == NULL, "8x8x8 used: %s", why);

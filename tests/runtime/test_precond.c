@@ -4,7 +4,8 @@
  * vector-load kernel on unaligned leading dimensions or pointers, leading
  * dimensions below the minimum, grids beyond the device's limits; each
  * refusal names the broken precondition (kgi_geometry_admits, which
- * kg_kernel_launch calls). And kg_matmul's pick (kg_matmul_explain) never
+ * kg_kernel_launch calls). And kg_matmul's pick (kg_matmul_explain), from
+ * a catalogue (argv[1] as KGEN_CATALOGUE) or the model-only choice, never
  * uses bounds=0 on a shape that is not a multiple, nor vec>1 where the
  * alignment does not allow it.
  */
@@ -49,9 +50,12 @@ static kg_gemm gemm(int m, int n, int k, int lda, int ldb, int ldc)
     return g;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     setenv("KGEN_CACHE", "0", 1);
+    setenv("KGEN_DB", "/nonexistent/kgen-test.db", 1);
+    if (argc == 2) /* a catalogue for sm_90 (the synthetic fixture) */
+        setenv("KGEN_CATALOGUE", argv[1], 1);
     kg_context *ctx;
     CHECK(kg_context_open(&ctx, KG_DEVICE_NONE) == KG_OK);
 
@@ -136,67 +140,44 @@ int main(void)
     admits(&small, gemm(2147483647 - 4096 + 1, 16, 16, 16, 16, 16), "the largest dimension");
     admits(&small, gemm(16, 16, 2147483647, 16, 2147483647, 16), "the largest dimension");
 
-    /* kg_matmul's pick on sm_90: the warp-tiled defaults, vec=4 only when
-     * aligned, and for unaligned calls the large tile's non-spilling variant */
-    char config[512], why[1024];
-    CHECK(kg_matmul_explain(ctx, "nn", 4096, 4096, 4096, config, sizeof config, why, sizeof why) == KG_OK);
-    CHECK_MSG(strstr(why, "matmul_warp") && strstr(config, "bn=256") && strstr(config, "vec=4") &&
-              strstr(config, "stages=1") && strstr(config, "sk=2") && strstr(config, "red=4"),
-              "4096^3: 512 large tiles, 3.9 waves: stream-K: %s (%s)", config, why);
-    CHECK(kg_matmul_explain(ctx, "nn", 2048, 2048, 2048, config, sizeof config, why, sizeof why) == KG_OK);
-    CHECK_MSG(strstr(config, "bn=256") && strstr(config, "sk=0"), "2048^3: under one wave, no stream-K: %s (%s)",
-              config, why);
-    CHECK(kg_matmul_explain(ctx, "nn", 4224, 4096, 4096, config, sizeof config, why, sizeof why) == KG_OK);
-    CHECK_MSG(strstr(config, "bn=256") && strstr(config, "sk=0"), "33 x 16 = 4 x 132 tiles, whole waves: %s (%s)",
-              config, why);
-    CHECK(kg_matmul_explain(ctx, "nn", 8192, 8192, 128, config, sizeof config, why, sizeof why) == KG_OK);
-    CHECK_MSG(strstr(config, "sk=0"), "K = 128 is too short for stream-K: %s (%s)", config, why);
-    /* unaligned: a large output packs the operands for the 16-byte kernel,
-     * a smaller one takes the single-float variant */
-    CHECK(kg_matmul_explain(ctx, "tt", 4096, 4096, 4095, config, sizeof config, why, sizeof why) == KG_OK);
-    CHECK_MSG(strstr(config, "bn=256") && strstr(config, "vec=4 pack=1") && strstr(config, "stages=1") &&
-              strstr(config, "sk=2") && strstr(config, "layout=tt") && strstr(why, "packed"),
-              "K=4095 (ldb = K is not a multiple of 4 in tt), 4096 x 4096 outputs: %s (%s)", config, why);
-    /* 288 large tiles, 2.18 waves: on packed operands stream-K evens out the last wave */
-    CHECK(kg_matmul_explain(ctx, "nn", 3001, 2999, 1531, config, sizeof config, why, sizeof why) == KG_OK);
-    CHECK_MSG(strstr(config, "bn=256") && strstr(config, "vec=4 pack=1") && strstr(config, "sk=2"),
-              "3001 x 2999 x 1531 (lda = 1531): %s (%s)", config, why);
-    /* the same output with K too short for stream-K: the medium tile */
-    CHECK(kg_matmul_explain(ctx, "nn", 3001, 2999, 511, config, sizeof config, why, sizeof why) == KG_OK);
-    CHECK_MSG(strstr(config, "bn=128") && strstr(config, "vec=1") && strstr(config, "sk=0"),
-              "3001 x 2999 x 511: %s (%s)", config, why);
-    CHECK(kg_matmul_explain(ctx, "nn", 2047, 2047, 2047, config, sizeof config, why, sizeof why) == KG_OK);
-    CHECK_MSG(strstr(config, "bn=256") && strstr(config, "vec=1 pack=0") && strstr(config, "stages=3") &&
-              strstr(config, "sk=0"), "2047^3: too small to pack: %s (%s)", config, why);
-    CHECK(kg_matmul_explain(ctx, "nn", 1000, 1000, 300, config, sizeof config, why, sizeof why) == KG_OK);
-    CHECK_MSG(strstr(why, "medium") && strstr(config, "bn=128") && strstr(config, "splitk=1"),
-              "1000 x 1000 x 300: %s (%s)", config, why);
-    CHECK(kg_matmul_explain(ctx, "nt", 7, 5, 3, config, sizeof config, why, sizeof why) == KG_OK);
-    CHECK_MSG(strstr(config, "bounds=1") && strstr(why, "small"), "7x5x3: %s (%s)", config, why);
-    /* small outputs with long K split K (bench shapes bigK and smallM) */
-    CHECK(kg_matmul_explain(ctx, "nn", 256, 256, 65536, config, sizeof config, why, sizeof why) == KG_OK);
-    CHECK_MSG(strstr(config, "splitk=64") && strstr(config, "red=4") && strstr(config, "bn=256"),
-              "bigK: %s (%s)", config, why);
-    CHECK(kg_matmul_explain(ctx, "nn", 64, 8192, 8192, config, sizeof config, why, sizeof why) == KG_OK);
-    CHECK_MSG(strstr(config, "splitk=4") && strstr(config, "bm=64 bn=128"), "smallM: %s (%s)", config, why);
-    CHECK(kg_matmul_explain(ctx, "nn", 1000, 1000, 1000, config, sizeof config, why, sizeof why) == KG_OK);
-    CHECK_MSG(strstr(config, "splitk=4") && strstr(config, "bn=256") && strstr(config, "red=4"),
-              "1000^3: 32 large tiles in 4 slices of 250: %s (%s)", config, why);
-    CHECK(kg_matmul_explain(ctx, "nn", 2048, 2048, 512, config, sizeof config, why, sizeof why) == KG_OK);
-    CHECK_MSG(strstr(config, "splitk=1"), "2048^2 x 512 fills the SMs, no split: %s (%s)", config, why);
-    CHECK(kg_matmul_explain(ctx, "nn", 300, 300, 500, config, sizeof config, why, sizeof why) == KG_OK);
-    CHECK_MSG(strstr(config, "splitk=1"), "K = 500 is too short to split: %s (%s)", config, why);
-
-    /* on sm_80 (seed-style defaults without bound checks): bounds=0 only on
-     * multiples of the tile, vec=4 only aligned */
-    CHECK(kg_set_arch(ctx, 80) == KG_OK);
-    CHECK(kg_matmul_explain(ctx, "nn", 4096, 4096, 4096, config, sizeof config, why, sizeof why) == KG_OK);
-    CHECK_MSG(strstr(config, "bounds=0") && strstr(config, "vec=4"), "sm_80 4096^3: %s (%s)", config, why);
-    CHECK(kg_matmul_explain(ctx, "nn", 4097, 4096, 4096, config, sizeof config, why, sizeof why) == KG_OK);
-    CHECK_MSG(strstr(config, "bounds=1") && strstr(why, "M=4097"), "sm_80 4097: %s (%s)", config, why);
-    CHECK(kg_matmul_explain(ctx, "tt", 4096, 4096, 4095, config, sizeof config, why, sizeof why) == KG_OK);
-    CHECK_MSG(strstr(config, "bounds=1") && strstr(config, "vec=1") && strstr(config, "layout=tt"),
-              "sm_80 K=4095: %s (%s)", config, why);
+    /* kg_matmul's pick, from the catalogue (KGEN_CATALOGUE: argv[1]) on
+     * sm_90 and the model-only choice on sm_80, admits the call it was
+     * made for: bound checks where the shape is not a multiple of the
+     * tile, no vector loads (or packed operands) where the leading
+     * dimensions forbid them */
+    static const struct { const char *layout; int m, n, k; } calls[] = {
+        {"nn", 4096, 4096, 4096}, {"nn", 2048, 2048, 2048}, {"nn", 4224, 4096, 4096}, {"nn", 8192, 8192, 128},
+        {"tt", 4096, 4096, 4095}, {"nn", 3001, 2999, 1531}, {"nn", 3001, 2999, 511}, {"nn", 2047, 2047, 2047},
+        {"nn", 1000, 1000, 300},  {"nt", 7, 5, 3},          {"nn", 256, 256, 65536}, {"nn", 64, 8192, 8192},
+        {"tn", 1000, 1000, 1000}, {"nn", 4097, 4096, 4096}, {"tn", 1, 1, 1},         {"tt", 33, 4095, 17},
+    };
+    char config[512], why[2048];
+    for (int arch = 90; arch >= 80; arch -= 10) {
+        CHECK(kg_set_arch(ctx, arch) == KG_OK);
+        for (size_t i = 0; i < sizeof calls / sizeof *calls; i++) {
+            const char *l = calls[i].layout;
+            int m = calls[i].m, n = calls[i].n, k = calls[i].k;
+            CHECK_MSG(kg_matmul_explain(ctx, l, m, n, k, config, sizeof config, why, sizeof why) == KG_OK,
+                      "sm_%d %s %dx%dx%d: %s", arch, l, m, n, k, kg_last_error(ctx));
+            /* the template: named in the reason unless it is "matmul" */
+            char tmpl[64] = "matmul";
+            const char *t = strstr(why, "[template ");
+            if (t)
+                snprintf(tmpl, sizeof tmpl, "%.*s", (int)strcspn(t + 10, "]"), t + 10);
+            kg_source *src = NULL;
+            CHECK_MSG(kg_render(ctx, tmpl, config, &src) == KG_OK, "sm_%d %s: %s", arch, config, kg_last_error(ctx));
+            if (!src)
+                continue;
+            int lda = l[0] == 't' ? m : k, ldb = l[1] == 't' ? k : n;
+            CHECK_MSG(admits(&src->geo, gemm(m, n, k, lda, ldb, n), NULL), "sm_%d %s %dx%dx%d: %s (%s)", arch, l, m,
+                      n, k, config, why);
+            CHECK_MSG(arch != 90 || strstr(why, "catalogue sm_90 ("), "sm_90 %s %dx%dx%d: %s", l, m, n, k, why);
+            CHECK_MSG(arch != 80 || strstr(why, "no catalogue for sm_80: model-only choice") ||
+                          strstr(why, "catalogue sm_80 ("),
+                      "sm_80: %s", why);
+            kg_source_free(src);
+        }
+    }
     CHECK(kg_matmul_explain(ctx, "xy", 7, 5, 3, config, sizeof config, why, sizeof why) == KG_ERR_INVALID_ARG);
     CHECK(kg_matmul_explain(ctx, "nn", 0, 5, 3, config, sizeof config, why, sizeof why) == KG_ERR_INVALID_ARG);
     kg_context_close(ctx);

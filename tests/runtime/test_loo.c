@@ -1,0 +1,91 @@
+/*
+ * test_loo.c -- does the catalogue's model generalise? Leave-one-out over
+ * every measured (layout, shape) of every embedded catalogue and of the
+ * files given: remove the shape's row, rank the kernels for that shape
+ * (alignment class as measured, the catalogue's SM count), and compare
+ * the measured time of the kernel chosen with the best measured time there.
+ * Regret = chosen / best (1: the best). The choice is the first ranked
+ * kernel that has a time at the shape (kg_matmul likewise passes over a
+ * kernel that cannot run there); how often the first ranked one had none
+ * is printed.
+ *   rt_test_loo [FILE...]
+ * Bounds (catalogue/README.md): geometric-mean regret <= GEOMEAN_BOUND and
+ * every shape's <= WORST_BOUND, per catalogue. No GPU.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "runtime/catalogue.h"
+#include "testutil.h"
+
+#define GEOMEAN_BOUND 1.05
+#define WORST_BOUND 1.50
+
+static void loo(const char *name, const char *text, size_t len)
+{
+    kgi_catalogue *c;
+    char err[1024];
+    int rc = kgi_catalogue_parse(text, len, name, &c, err, sizeof err);
+    CHECK_MSG(rc == 0, "%s", err);
+    if (rc != 0)
+        return;
+    kgi_pick *p = calloc((size_t)c->nkernels, sizeof *p);
+    double logsum = 0, worst = 1;
+    int judged = 0, worst_row = -1, unmeasured_first = 0, exact_best = 0, within5 = 0;
+    for (int r = 0; r < c->nrows && p; r++) {
+        const kgi_cat_row *row = &c->rows[r];
+        int align = kgi_natural_align(row->layout, row->m, row->n, row->k);
+        double best = 0;
+        for (int j = 0; j < c->nkernels; j++) {
+            double t = kgi_catalogue_time(c, r, j);
+            if (c->kernels[j].needs <= align && t > 0 && (best == 0 || t < best))
+                best = t;
+        }
+        int np = kgi_catalogue_rank(c, row->layout, row->m, row->n, row->k, align, c->sms, r, p, c->nkernels);
+        int i = 0;
+        while (i < np && kgi_catalogue_time(c, r, p[i].kernel) <= 0)
+            i++;
+        if (best == 0 || i == np)
+            continue; /* nothing measured for this class, or no other row calibrates a kernel measured here */
+        unmeasured_first += i > 0;
+        double regret = kgi_catalogue_time(c, r, p[i].kernel) / best;
+        logsum += log(regret);
+        judged++;
+        exact_best += regret == 1;
+        within5 += regret <= 1.05;
+        if (regret > worst)
+            worst = regret, worst_row = r;
+    }
+    double geo = judged ? exp(logsum / judged) : 1;
+    printf("%s (sm_%d, %d kernels, %d shapes): leave-one-out regret: geometric mean %.4f, worst %.3f", name, c->arch,
+           c->nkernels, c->nrows, geo, worst);
+    if (worst_row >= 0)
+        printf(" (%s %dx%dx%d, line %d)", kgi_layout_name(c->rows[worst_row].layout), c->rows[worst_row].m,
+               c->rows[worst_row].n, c->rows[worst_row].k, c->rows[worst_row].line);
+    printf("; best chosen %d of %d, within 5%% %d; first ranked not measured there %d\n", exact_best, judged,
+           within5, unmeasured_first);
+    CHECK_MSG(judged > 0, "%s: no shape to judge", name);
+    CHECK_MSG(geo <= GEOMEAN_BOUND, "%s: geometric-mean regret %.4f over the bound %.2f", name, geo, GEOMEAN_BOUND);
+    CHECK_MSG(worst <= WORST_BOUND, "%s: worst regret %.3f over the bound %.2f", name, worst, WORST_BOUND);
+    free(p);
+    kgi_catalogue_free(c);
+}
+
+int main(int argc, char **argv)
+{
+    for (const kgi_embedded *e = kgi_embedded_catalogues; e->module; e++)
+        loo(e->path, e->text, e->len);
+    for (int i = 1; i < argc; i++) {
+        FILE *f = fopen(argv[i], "rb");
+        CHECK_MSG(f != NULL, "cannot open %s", argv[i]);
+        if (!f)
+            continue;
+        static char buf[1 << 22];
+        size_t n = fread(buf, 1, sizeof buf, f);
+        fclose(f);
+        CHECK_MSG(n < sizeof buf, "%s is larger than %zu bytes", argv[i], sizeof buf - 1);
+        loo(argv[i], buf, n);
+    }
+    TEST_DONE();
+}

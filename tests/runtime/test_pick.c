@@ -1,0 +1,158 @@
+/*
+ * test_pick.c -- the catalogue's model (runtime/pick.c) on small
+ * catalogues built here, where the right answer is known by construction:
+ * every time is e x work for a kernel's own efficiency e, so the model
+ * must recover the wave quantisation between measured shapes. No GPU.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime/catalogue.h"
+#include "testutil.h"
+
+/* Kernel A: 128x256, one block per SM, efficient per unit of work (e 1.0).
+ * Kernel B: 64x128, two blocks per SM (each at half an SM's speed: e 2.5).
+ * Kernel C: like B but persistent (stream-K), e 2.6.
+ * Kernel D: 32x32, 8 per SM, split-K 4, single-float loads (NEEDS 1), e 12. */
+typedef struct kdesc {
+    int needs, tm, tn, ks, pers, bps;
+    double e;
+    const char *line;
+} kdesc;
+
+static const kdesc kd[] = {
+    {4, 128, 256, 1, 0, 1, 1.0, "kernel 1 matmul_warp 4 128 256 1 0 1 bn=256 bk=16 wm=64 raster=8 stages=1"},
+    {4, 64, 128, 1, 0, 2, 2.5, "kernel 2 matmul_warp 4 64 128 1 0 2 bm=64 bk=16 wn=32 stages=3 raster=8"},
+    {4, 64, 128, 1, 1, 2, 2.6, "kernel 3 matmul_warp 4 64 128 1 1 2 bm=64 bk=16 wn=32 stages=3 raster=8 sk=2 red=4"},
+    {1, 32, 32, 4, 0, 8, 12.0, "kernel 4 matmul 1 32 32 4 0 8 bm=32 bn=32 bk=32 tm=2 tn=2 vec=1"},
+};
+#define NK (int)(sizeof kd / sizeof *kd)
+
+static double truth(int j, int m, int n, int k, int sms)
+{
+    const kdesc *d = &kd[j];
+    return d->e * kgi_wave_work(d->tm, d->tn, d->ks, d->pers, d->bps, m, n, k, sms, NULL) * 1e-6;
+}
+
+/* A catalogue with every kernel timed (by truth()) at a grid of shapes in nn. */
+static kgi_catalogue *build(int sms)
+{
+    static char text[1 << 16];
+    int len = snprintf(text, sizeof text,
+                       "kgen-catalogue 1\narch 90\nsms %d\ndevice test\ndriver 1\ndate 2026-11-23\ncommand here\n", sms);
+    for (int j = 0; j < NK; j++)
+        len += snprintf(text + len, sizeof text - (size_t)len, "%s\n", kd[j].line);
+    static const int sizes[] = {256, 1024, 4096, 16384};
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 4; b++)
+            for (int c = 1; c < 4; c++) {
+                len += snprintf(text + len, sizeof text - (size_t)len, "time nn %d %d %d", sizes[a], sizes[b],
+                                sizes[c]);
+                for (int j = 0; j < NK; j++)
+                    len += snprintf(text + len, sizeof text - (size_t)len, " %.9g",
+                                    truth(j, sizes[a], sizes[b], sizes[c], sms));
+                len += snprintf(text + len, sizeof text - (size_t)len, "\n");
+            }
+    kgi_catalogue *cat;
+    char err[512];
+    if (kgi_catalogue_parse(text, (size_t)len, "built", &cat, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return NULL;
+    }
+    return cat;
+}
+
+/* The kernel the model ranks first, and checks that its prediction is the truth. */
+static int best(const kgi_catalogue *c, int m, int n, int k, int align, int sms)
+{
+    kgi_pick p[NK];
+    int np = kgi_catalogue_rank(c, 0, m, n, k, align, sms, -1, p, NK);
+    if (np < 1)
+        return -1;
+    for (int i = 0; i < np; i++) {
+        double t = truth(p[i].kernel, m, n, k, sms);
+        CHECK_MSG(fabs(p[i].predicted_us / t - 1) < 1e-6, "%dx%dx%d kernel %d: predicted %g, truth %g", m, n, k,
+                  p[i].kernel + 1, p[i].predicted_us, t);
+        CHECK(i == 0 || p[i - 1].predicted_us <= p[i].predicted_us);
+    }
+    /* the truth's fastest among the candidates */
+    int want = -1;
+    for (int j = 0; j < NK; j++)
+        if (kd[j].needs <= align && (want < 0 || truth(j, m, n, k, sms) < truth(want, m, n, k, sms)))
+            want = j;
+    CHECK_MSG(p[0].kernel == want, "%dx%dx%d on %d SMs: kernel %d ranked first, truth says %d", m, n, k, sms,
+              p[0].kernel + 1, want + 1);
+    return p[0].kernel;
+}
+
+/* Kernel j's predicted time, or -1 when it is not a candidate. */
+static double predicted(const kgi_catalogue *c, int j, int m, int n, int k, int align, int sms)
+{
+    kgi_pick p[NK];
+    int np = kgi_catalogue_rank(c, 0, m, n, k, align, sms, -1, p, NK);
+    for (int i = 0; i < np; i++)
+        if (p[i].kernel == j)
+            return p[i].predicted_us;
+    return -1;
+}
+
+int main(void)
+{
+    /* the wave model itself */
+    double w;
+    CHECK(kgi_wave_work(128, 256, 1, 0, 1, 512, 512, 4096, 132, &w) == 1.0 * 128 * 256 * 4096 && w == 1);
+    CHECK(kgi_wave_work(128, 256, 1, 0, 1, 4096, 4096, 4096, 132, &w) > 0 && w == 4); /* 512 tiles / 132 */
+    CHECK(kgi_wave_work(64, 128, 1, 1, 2, 4096, 4096, 1000, 132, &w) == 2048.0 / 264 * 64 * 128 * 1000);
+    CHECK(fabs(w - 2048.0 / 264) < 1e-12);
+    CHECK(kgi_wave_work(32, 32, 4, 0, 8, 100, 100, 1001, 132, &w) == 1.0 * 32 * 32 * 251 && w == 1);
+
+    kgi_catalogue *c = build(132);
+    CHECK(c != NULL);
+    if (!c)
+        TEST_DONE();
+    /* 512 x 512: the large tile makes 8 tiles for 132 SMs; the 64x128 tile 32, in one wave of a quarter
+     * of the work at 2.5 times the cost: it wins (and stream-K spreads its 32 tiles further) */
+    CHECK(best(c, 512, 512, 4096, 4, 132) != 0);
+    CHECK(predicted(c, 1, 512, 512, 4096, 4, 132) < predicted(c, 0, 512, 512, 4096, 4, 132));
+    /* large outputs: full waves of the large tile win */
+    CHECK(best(c, 8192, 8192, 4096, 4, 132) == 0);
+    CHECK(best(c, 12000, 9000, 2000, 4, 132) == 0);
+    /* a partial last wave of the 64x128 tile: stream-K evens it out */
+    int b = best(c, 3000, 700, 3000, 4, 132);
+    CHECK(b == 2 || b == 1);
+    /* tiny outputs with long K: split-K's 4 slices beat the whole-K tiles */
+    CHECK(predicted(c, 3, 64, 64, 16384, 4, 132) < predicted(c, 1, 64, 64, 16384, 4, 132));
+    CHECK(predicted(c, 3, 64, 64, 16384, 4, 132) < predicted(c, 0, 64, 64, 16384, 4, 132));
+    best(c, 64, 64, 16384, 4, 132);
+    /* no 16-byte loads: only the NEEDS 1 kernel */
+    CHECK(best(c, 8192, 8192, 4096, 1, 132) == 3);
+    /* shapes between and beyond the measured ones, and another SM count */
+    for (int m = 100; m < 20000; m = m * 3 + 7)
+        for (int n = 50; n < 20000; n = n * 5 + 3)
+            best(c, m, n, 777, 4, 132), best(c, m, n, 5000, 4, 114);
+
+    /* an exact measured shape is the measured time */
+    kgi_pick p[NK];
+    int np = kgi_catalogue_rank(c, 0, 1024, 4096, 4096, 4, 132, -1, p, NK);
+    CHECK(np == NK && p[0].exact && p[0].nnear == 1);
+    CHECK(c->rows[p[0].near[0]].m == 1024 && c->rows[p[0].near[0]].n == 4096 && c->rows[p[0].near[0]].k == 4096);
+    /* a layout without times has no candidates; max limits what is written */
+    CHECK(kgi_catalogue_rank(c, 1, 1024, 1024, 1024, 4, 132, -1, p, NK) == 0);
+    CHECK(kgi_catalogue_rank(c, 0, 1024, 1024, 1024, 4, 132, -1, p, 1) == NK);
+
+    /* the median model (another architecture's catalogue): each kernel's
+     * efficiency is one constant here, so it too is exact */
+    np = kgi_catalogue_rank_median(c, 3, 512, 512, 4096, 4, 132, p, NK);
+    CHECK(np == NK && p[0].nnear == 0);
+    for (int i = 0; i < np; i++)
+        CHECK(fabs(p[i].predicted_us / truth(p[i].kernel, 512, 512, 4096, 132) - 1) < 1e-9);
+    CHECK(kgi_catalogue_rank_median(c, 0, 512, 512, 4096, 1, 132, p, NK) == 1 && p[0].kernel == 3);
+    kgi_catalogue_free(c);
+
+    /* measured on 132 SMs, used on 66: the model moves the wave boundaries */
+    c = build(132);
+    CHECK(best(c, 4096, 4096, 4096, 4, 66) >= 0);
+    kgi_catalogue_free(c);
+    TEST_DONE();
+}
