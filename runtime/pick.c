@@ -2,21 +2,16 @@
  * pick.c -- the catalogue's model: its kernels ranked for a call (see
  * catalogue.h; the reasoning in catalogue/README.md).
  *
- * A kernel's time at a shape is its work under the wave model times an
- * efficiency (microseconds per unit of work). The wave model counts what
- * the GPU's slots do: T = ceil(M/TILE_M) ceil(N/TILE_N) tiles, U = T
- * KSLICES units, S = SMs x BPS slots; a grid of units runs in ceil(U/S)
- * waves (a persistent, stream-K grid spreads them evenly: U/S, which may be
- * under 1), each wave a tile of ceil(K/KSLICES) steps:
- *   work = waves x TILE_M x TILE_N x ceil(K/KSLICES).
- * The efficiency comes from the measurements: at each measured shape, e =
- * t / work (with the catalogue's SM count), and at the call's shape the
- * weighted mean of log e over the kernel's nearest measured shapes in the
- * layout (weights 1/d^2, d the distance in log2 M, log2 N, log2 K; a
- * measured shape is its own value), then t = e x work (the call's SM
- * count). So what the measurements say about a kernel carries over to
- * nearby shapes, while the wave model moves it where the tile count
- * crosses a wave boundary.
+ * The wave model counts what the GPU's slots do: T = ceil(M/TILE_M)
+ * ceil(N/TILE_N) tiles, U = T KSLICES units, S = SMs x BPS slots; a grid of
+ * units runs in ceil(U/S) waves (a persistent, stream-K grid spreads them
+ * evenly: U/S, which may be under 1), each wave a tile of ceil(K/KSLICES)
+ * steps: work = waves x TILE_M x TILE_N x ceil(K/KSLICES). A kernel's time
+ * in a layout is a linear model in that work and a few more features
+ * (launch, waves, L2 traffic, split-K's and stream-K's partial sums; see
+ * features()), fitted to its measured times there; the fitted model's error
+ * at the nearest measured shapes is carried to the call's shape, shrunk
+ * toward the model. A measured shape is its measured time.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -60,25 +55,158 @@ static int finish(kgi_pick *picks, int n, kgi_pick *out, int max)
 
 static double sq(double x) { return x * x; }
 
+/*
+ * The time model fitted per kernel and layout: t = c . x, with x
+ *   1                 a launch and its fixed costs
+ *   waves             per wave of units (prologue, epilogue, the tail)
+ *   work              the wave model's work (tile elements x K steps, per wave)
+ *   L2 traffic        A read once per column of tiles, B once per row of tiles
+ *   split-K partials  M x N x KSLICES additions into C (KSLICES > 1)
+ *   stream-K pieces   a persistent grid whose last wave is partial cuts each
+ *                     of its tiles into about slots / tiles pieces, summed
+ *                     one after another
+ * (millions of elements), coefficients >= 0, by least squares on the
+ * relative error over the kernel's measured shapes in the layout.
+ */
+#define NF 6
+
+static void features(const kgi_cat_kernel *kk, int m, int n, int k, int sms, double *x, double *waves)
+{
+    double tiles = ceil((double)m / kk->tile_m) * ceil((double)n / kk->tile_n);
+    double slots = (double)(sms > 0 ? sms : 1) * (kk->bps > 0 ? kk->bps : 1);
+    double work = kgi_wave_work(kk->tile_m, kk->tile_n, kk->kslices, kk->persistent, kk->bps, m, n, k, sms, waves);
+    double partial = fmod(tiles, slots);
+    x[0] = 1;
+    x[1] = *waves;
+    x[2] = work * 1e-6;
+    x[3] = ((double)m * k * ceil((double)n / kk->tile_n) + (double)k * n * ceil((double)m / kk->tile_m)) * 1e-6;
+    x[4] = kk->kslices > 1 ? (double)m * n * kk->kslices * 1e-6 : 0;
+    x[5] = kk->persistent && partial > 0 ? ceil(slots / partial) * kk->tile_m * kk->tile_n * 1e-6 : 0;
+}
+
+/* Least squares of sum((c.x_i - t_i) / t_i)^2 over n points with c >= 0,
+ * i.e. min |A c - 1| with rows A_i = x_i / t_i, by QR (modified
+ * Gram-Schmidt; the features' sizes differ by many orders, which normal
+ * equations would not survive). A feature whose coefficient comes out
+ * negative leaves, the most negative first, and the rest is fitted again;
+ * one that is 0 at every point, or a multiple of those before it, stays
+ * out. 0, or -1 when nothing fits. */
+static int fit(const double (*x)[NF], const double *t, int n, double *co)
+{
+    int act[NF], na = NF;
+    for (int i = 0; i < NF; i++)
+        act[i] = i;
+    double *q = malloc(((size_t)n * NF + 1) * sizeof *q), *b = malloc(((size_t)n + 1) * sizeof *b);
+    int rc = -1;
+    while (q && b && na > 0) {
+        double r[NF][NF] = {{0}}, qb[NF], c[NF];
+        int kept[NF], nk = 0;
+        for (int p = 0; p < n; p++)
+            b[p] = 1;
+        for (int i = 0; i < na; i++) {
+            double *v = q + (size_t)nk * n, norm0 = 0, norm = 0;
+            for (int p = 0; p < n; p++) {
+                v[p] = x[p][act[i]] / t[p];
+                norm0 += v[p] * v[p];
+            }
+            for (int j = 0; j < nk; j++) {
+                const double *u = q + (size_t)j * n;
+                double d = 0;
+                for (int p = 0; p < n; p++)
+                    d += u[p] * v[p];
+                r[j][nk] = d;
+                for (int p = 0; p < n; p++)
+                    v[p] -= d * u[p];
+            }
+            for (int p = 0; p < n; p++)
+                norm += v[p] * v[p];
+            if (!(norm > 1e-20 * norm0) || norm0 == 0)
+                continue; /* nothing new in this feature */
+            norm = sqrt(norm);
+            for (int p = 0; p < n; p++)
+                v[p] /= norm;
+            r[nk][nk] = norm;
+            kept[nk++] = act[i];
+        }
+        if (nk == 0)
+            break;
+        for (int j = 0; j < nk; j++) {
+            const double *u = q + (size_t)j * n;
+            double d = 0;
+            for (int p = 0; p < n; p++)
+                d += u[p] * b[p];
+            qb[j] = d;
+        }
+        for (int j = nk - 1; j >= 0; j--) {
+            double s = qb[j];
+            for (int l = j + 1; l < nk; l++)
+                s -= r[j][l] * c[l];
+            c[j] = s / r[j][j];
+        }
+        int worst = -1;
+        for (int j = 0; j < nk; j++)
+            if (c[j] < 0 && (worst < 0 || c[j] < c[worst]))
+                worst = j;
+        if (worst < 0) {
+            memset(co, 0, NF * sizeof *co);
+            for (int j = 0; j < nk; j++)
+                co[kept[j]] = c[j];
+            rc = 0;
+            break;
+        }
+        na = 0;
+        for (int j = 0; j < nk; j++)
+            if (j != worst)
+                act[na++] = kept[j];
+    }
+    free(q);
+    free(b);
+    return rc;
+}
+
+static double dot(const double *co, const double *x)
+{
+    double s = 0;
+    for (int i = 0; i < NF; i++)
+        s += co[i] * x[i];
+    return s;
+}
+
+/* How much the residuals of the nearest measured shapes count against the
+ * fitted model's own prediction: their weights are 1/d^2 (d in log2 units),
+ * the model's this much. */
+#define RESIDUAL_PRIOR 0.25
+
 int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, int align, int sms, int skip,
                        kgi_pick *out, int max)
 {
     kgi_pick *picks = calloc((size_t)c->nkernels + 1, sizeof *picks);
-    if (!picks)
+    double(*xs)[NF] = malloc(((size_t)c->nrows + 1) * sizeof *xs);
+    double *ts = malloc(((size_t)c->nrows + 1) * sizeof *ts);
+    int *rs = malloc(((size_t)c->nrows + 1) * sizeof *rs);
+    if (!picks || !xs || !ts || !rs) {
+        free(picks);
+        free(xs);
+        free(ts);
+        free(rs);
         return -1;
+    }
     double lm = log2(m), ln = log2(n), lk = log2(k);
     int np = 0;
     for (int j = 0; j < c->nkernels; j++) {
         const kgi_cat_kernel *kk = &c->kernels[j];
         if (kk->needs > align)
             continue;
-        /* the nearest measured shapes in the layout, by insertion */
-        int near[KGI_PICK_NEAR], nn = 0;
-        double dist[KGI_PICK_NEAR];
+        /* the kernel's measured shapes in the layout; the nearest, by insertion */
+        int near[KGI_PICK_NEAR], nn = 0, npts = 0;
+        double dist[KGI_PICK_NEAR], w;
         for (int r = 0; r < c->nrows; r++) {
             const kgi_cat_row *row = &c->rows[r];
             if (r == skip || row->layout != layout || kgi_catalogue_time(c, r, j) <= 0)
                 continue;
+            features(kk, row->m, row->n, row->k, c->sms, xs[npts], &w);
+            ts[npts] = kgi_catalogue_time(c, r, j);
+            rs[npts++] = r;
             double d = sq(log2(row->m) - lm) + sq(log2(row->n) - ln) + sq(log2(row->k) - lk);
             int at = nn < KGI_PICK_NEAR ? nn++ : KGI_PICK_NEAR;
             while (at > 0 && dist[at - 1] > d) {
@@ -90,7 +218,7 @@ int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, 
             }
             if (at < KGI_PICK_NEAR) {
                 dist[at] = d;
-                near[at] = r;
+                near[at] = npts - 1;
             }
         }
         if (nn == 0)
@@ -98,20 +226,48 @@ int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, 
         kgi_pick *p = &picks[np++];
         p->kernel = j;
         p->nnear = nn;
-        memcpy(p->near, near, sizeof near);
+        for (int i = 0; i < nn; i++)
+            p->near[i] = rs[near[i]];
         p->exact = dist[0] == 0;
-        double sum = 0, wsum = 0;
-        for (int i = 0; i < (p->exact ? 1 : nn); i++) {
-            const kgi_cat_row *row = &c->rows[near[i]];
-            double e = kgi_catalogue_time(c, near[i], j) / work_of(kk, row->m, row->n, row->k, c->sms, NULL);
-            double w = p->exact ? 1 : 1 / dist[i];
-            sum += w * log(e);
-            wsum += w;
-        }
-        if (p->exact)
+        double x[NF], co[NF];
+        features(kk, m, n, k, sms, x, &p->waves);
+        if (p->exact) {
+            /* measured here: the measurement, moved by the wave model to this GPU's SM count */
             p->nnear = 1;
-        p->predicted_us = exp(sum / wsum) * work_of(kk, m, n, k, sms, &p->waves);
+            double ignore;
+            p->predicted_us = ts[near[0]] * kgi_wave_work(kk->tile_m, kk->tile_n, kk->kslices, kk->persistent,
+                                                          kk->bps, m, n, k, sms, &ignore) /
+                              kgi_wave_work(kk->tile_m, kk->tile_n, kk->kslices, kk->persistent, kk->bps, m, n, k,
+                                            c->sms, &ignore);
+            continue;
+        }
+        double model = fit((const double(*)[NF])xs, ts, npts, co) == 0 ? dot(co, x) : 0;
+        if (!(model > 0)) {
+            /* no usable fit (too few shapes): the wave model's efficiency, averaged like the residuals */
+            double sum = 0, wsum = 0;
+            for (int i = 0; i < nn; i++) {
+                const kgi_cat_row *row = &c->rows[rs[near[i]]];
+                double e = ts[near[i]] / work_of(kk, row->m, row->n, row->k, c->sms, NULL);
+                sum += log(e) / dist[i];
+                wsum += 1 / dist[i];
+            }
+            p->predicted_us = exp(sum / wsum) * work_of(kk, m, n, k, sms, &p->waves);
+            continue;
+        }
+        /* the nearest shapes' residuals (log measured / fitted), shrunk toward the model */
+        double sum = 0, wsum = RESIDUAL_PRIOR;
+        for (int i = 0; i < nn; i++) {
+            double fitted = dot(co, xs[near[i]]);
+            if (fitted > 0) {
+                sum += log(ts[near[i]] / fitted) / dist[i];
+                wsum += 1 / dist[i];
+            }
+        }
+        p->predicted_us = model * exp(sum / wsum);
     }
+    free(xs);
+    free(ts);
+    free(rs);
     return finish(picks, np, out, max);
 }
 
