@@ -12,6 +12,7 @@
 #include "autotune/catalogue.h"
 #include "autotune/space.h"
 #include "cli.h"
+#include "runtime/catalogue.h"
 
 static const char usage_line[] = "kgen catalogue candidates|make ... (see 'kgen help catalogue')";
 
@@ -170,6 +171,13 @@ static int make(int argc, char **argv)
         rc = st == KG_ERR_CONFIG || st == KG_ERR_INVALID_ARG ? KGC_USAGE : KGC_FAIL;
         goto done;
     }
+    /* what kg_matmul will read: checked by its own parser before it is written */
+    kgi_catalogue *check;
+    if (kgi_catalogue_parse(buf, blen, "the catalogue made", &check, err, sizeof err) != 0) {
+        fprintf(stderr, "kgen: catalogue make: %s\n", err);
+        goto done;
+    }
+    kgi_catalogue_free(check);
     if (kgc_write_file(output, buf, blen) != 0)
         goto done;
     fprintf(stderr,
