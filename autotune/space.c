@@ -29,6 +29,7 @@ typedef struct dim {
     int slot[KGI_SPACE_MAX_VALUES];
     int raw[KGI_SPACE_MAX_VALUES];
     char text[KGI_SPACE_MAX_VALUES][32];
+    char piece[KGI_SPACE_MAX_VALUES][72]; /* " name=value" */
 } dim;
 
 /* ------------------------------------------------------------ arena */
@@ -254,6 +255,7 @@ static kg_status dim_values(kgi_host *h, kgi_walk *w, kgi_space_tmpl *t, const k
     for (int i = 0; i < nc; i++) {
         char why[512], again[32];
         memcpy(d->text[i], canon[i], sizeof d->text[0]);
+        snprintf(d->piece[i], sizeof d->piece[0], " %.31s=%.31s", name, canon[i]);
         d->slot[i] = kgi_walk_add_value(w, p, canon[i], again, sizeof again, why, sizeof why);
         d->raw[i] = raw_index(t, p, canon[i]);
         if (d->slot[i] < 0 || d->raw[i] < 0) {
@@ -265,14 +267,20 @@ static kg_status dim_values(kgi_host *h, kgi_walk *w, kgi_space_tmpl *t, const k
     return KG_OK;
 }
 
-/* The canonical text of the current combination: every parameter in order. */
+/* The canonical text of the current combination: every parameter in order
+ * (the walk's hot path: " name=value" pieces are formed once, in dim_values). */
 static void config_text(const kgi_space_tmpl *t, const dim *dims, const int *idx, char *out, size_t len)
 {
     size_t used = 0;
-    out[0] = '\0';
-    for (int p = 0; p < t->nparams && used < len; p++)
-        used += (size_t)snprintf(out + used, len - used, "%s%s=%s", p ? " " : "", t->param[p],
-                                 dims[p].text[idx[p]]);
+    for (int p = 0; p < t->nparams; p++) {
+        const char *piece = dims[p].piece[idx[p]] + (p == 0);
+        size_t n = strlen(piece);
+        if (used + n >= len)
+            break;
+        memcpy(out + used, piece, n);
+        used += n;
+    }
+    out[used] = '\0';
 }
 
 /* Mixed-radix position of idx over order[from..nv) (0: the subtree's first). */
@@ -522,34 +530,39 @@ static int cmp_ranked(const void *a, const void *b)
 
 kg_status kgi_space_finalize(kgi_space *sp)
 {
-    /* raw value indices -> ranks among the values the candidates take */
+    /* raw value indices -> ranks among the values the candidates take
+     * (one pass over the candidates to see the values used, one to rank) */
     for (int ti = 0; ti < sp->ntmpl; ti++) {
         kgi_space_tmpl *t = &sp->tmpl[ti];
+        unsigned char used[KGI_SPACE_MAX_DIMS][KGI_SPACE_MAX_VALUES];
+        int rank[KGI_SPACE_MAX_DIMS][KGI_SPACE_MAX_VALUES];
+        memset(used, 0, sizeof used);
+        for (int c = 0; c < sp->n; c++)
+            if (sp->cand[c].tmpl == ti)
+                for (int p = 0; p < t->nparams; p++)
+                    used[p][sp->cand[c].coord[p]] = 1;
         for (int p = 0; p < t->nparams; p++) {
-            unsigned char used[KGI_SPACE_MAX_VALUES] = {0};
-            for (int c = 0; c < sp->n; c++)
-                if (sp->cand[c].tmpl == ti)
-                    used[sp->cand[c].coord[p]] = 1;
             ranked r[KGI_SPACE_MAX_VALUES];
-            int nv = 0, rank[KGI_SPACE_MAX_VALUES];
+            int nv = 0;
             for (int i = 0; i < t->nraw[p]; i++)
-                if (used[i])
+                if (used[p][i])
                     r[nv++] = (ranked){t->value[p][i], i};
             qsort(r, (size_t)nv, sizeof *r, cmp_ranked);
             for (int i = 0; i < nv; i++)
-                rank[r[i].raw] = i;
+                rank[p][r[i].raw] = i;
             /* keep the value table in rank order, so that it stays the
              * table of raw indices (finalize may run again) */
             char sorted[KGI_SPACE_MAX_VALUES][32];
             for (int i = 0; i < nv; i++)
                 memcpy(sorted[i], r[i].text, 32);
-            for (int c = 0; c < sp->n; c++)
-                if (sp->cand[c].tmpl == ti)
-                    sp->cand[c].coord[p] = rank[sp->cand[c].coord[p]];
             memcpy(t->value[p], sorted, sizeof sorted[0] * (size_t)nv);
             t->nraw[p] = nv;
             t->nvalues[p] = nv;
         }
+        for (int c = 0; c < sp->n; c++)
+            if (sp->cand[c].tmpl == ti)
+                for (int p = 0; p < t->nparams; p++)
+                    sp->cand[c].coord[p] = rank[p][sp->cand[c].coord[p]];
     }
     free(sp->hash);
     sp->hash_size = 16;

@@ -49,5 +49,9 @@ void kgi_walk_set(kgi_walk *w, int p, int slot);
  * as kgi_host_resources reads it (the configuration's layout and pad
  * included); *reads then also holds what resources() read. */
 int kgi_walk_check(kgi_walk *w, uint64_t *reads, kgi_resources *res, char *why, size_t whylen);
+/* resources() alone on the current configuration (one that check() passed):
+ * 0 with *res and *reads (what resources() and the reading of its layout
+ * and pad read), -1 when the template raised an error (why says where). */
+int kgi_walk_resources(kgi_walk *w, uint64_t *reads, kgi_resources *res, char *why, size_t whylen);
 
 #endif
