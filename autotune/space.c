@@ -363,12 +363,46 @@ static kg_status walk_order(kgi_walk *w, const dim *dims, const int *vary, int n
     return KG_OK;
 }
 
+/* The deepest position of order[0..nv) whose parameter is in `reads`
+ * (at least `floor`): the walk advances there. */
+static int deepest(const int *order, int nv, uint64_t reads, int floor)
+{
+    int j = nv - 1;
+    while (j > floor && !(reads >> order[j] & 1))
+        j--;
+    return j;
+}
+
+/* Calls sp->tick every TICK_EVERY calls into the template; 1: stop. */
+static int tick(kgi_space *sp, long calls)
+{
+    if (calls % TICK_EVERY == 0 && sp->tick && sp->tick(sp->tick_ud, sp)) {
+        sp->stopped = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* Sets the walk's configuration to idx where it differs from cur. */
+static void set_changed(kgi_walk *w, const dim *dims, const int *order, int nv, const int *idx, int *cur)
+{
+    for (int q = 0; q < nv; q++)
+        if (cur[order[q]] != idx[order[q]]) {
+            cur[order[q]] = idx[order[q]];
+            kgi_walk_set(w, order[q], dims[order[q]].slot[idx[order[q]]]);
+        }
+}
+
 /*
  * Walks the combinations of dims (one per parameter) in odometer order
- * over `order` (last fastest). After each verdict, the combinations that
- * agree with this one up to the deepest parameter check() (and, for a
- * pass, resources()) read get the same verdict: a rejection counts them
- * in one pruned entry, a pass adds them all with the same resources.
+ * over `order` (last fastest). After each check(), the combinations that
+ * agree with this one up to the deepest parameter it read (position j)
+ * get the same verdict: a rejection counts them in one pruned entry; a
+ * pass makes them all candidates, and within that subtree resources()
+ * alone runs, each call likewise holding for the combinations that agree
+ * up to the deepest parameter it read. (A parameter only resources()
+ * reads, such as matmul_warp's raster, so costs one resources() call per
+ * value, not one check() as well.)
  */
 static kg_status walk(kgi_space *sp, kgi_walk *w, int ti, const dim *dims, char *err, size_t errlen)
 {
@@ -385,40 +419,43 @@ static kg_status walk(kgi_space *sp, kgi_walk *w, int ti, const dim *dims, char 
         kgi_walk_set(w, p, dims[p].slot[0]);
     char config[2048], why[1024];
     for (;;) {
-        if (++sp->checks % TICK_EVERY == 0 && sp->tick && sp->tick(sp->tick_ud, sp)) {
-            sp->stopped = 1;
+        if (tick(sp, ++sp->checks + sp->resource_calls))
             return KG_OK;
-        }
-        for (int q = 0; q < nv; q++)
-            if (cur[order[q]] != idx[order[q]]) {
-                cur[order[q]] = idx[order[q]];
-                kgi_walk_set(w, order[q], dims[order[q]].slot[idx[order[q]]]);
-            }
+        set_changed(w, dims, order, nv, idx, cur);
         uint64_t reads = 0;
-        kgi_resources res;
-        int ok = kgi_walk_check(w, &reads, &res, why, sizeof why);
+        int ok = kgi_walk_check(w, &reads, NULL, why, sizeof why);
         if (ok < 0) {
             snprintf(err, errlen, "%s", why);
             return KG_ERR_TEMPLATE;
         }
-        int j = nv - 1; /* the deepest position read: where the odometer advances */
-        while (j >= 0 && !(reads >> order[j] & 1))
-            j--;
-        long size, offset = subtree_offset(dims, order, j + 1, nv, idx, &size);
+        int j = deepest(order, nv, reads, -1); /* the odometer advances here */
         if (ok) {
             kgi_cand c;
             memset(&c, 0, sizeof c);
             c.tmpl = ti;
-            kgi_res_from(&res, &c.res);
+            int jr; /* the deepest position resources() read, j or deeper */
             do {
-                config_text(t, dims, idx, config, sizeof config);
-                for (int p = 0; p < np; p++)
-                    c.coord[p] = dims[p].raw[idx[p]];
-                if (!(c.config = keep(sp, config)) || add_cand(sp, &c) != 0)
-                    return KG_ERR_NOMEM;
-                sp->enumerated++;
-            } while (next_in(dims, order, j + 1, nv, idx));
+                if (tick(sp, sp->checks + ++sp->resource_calls))
+                    return KG_OK;
+                set_changed(w, dims, order, nv, idx, cur);
+                kgi_resources res;
+                if (kgi_walk_resources(w, &reads, &res, why, sizeof why) != 0) {
+                    snprintf(err, errlen, "%s", why);
+                    return KG_ERR_TEMPLATE;
+                }
+                jr = deepest(order, nv, reads, j);
+                kgi_res_from(&res, &c.res);
+                do {
+                    config_text(t, dims, idx, config, sizeof config);
+                    for (int p = 0; p < np; p++)
+                        c.coord[p] = dims[p].raw[idx[p]];
+                    if (!(c.config = keep(sp, config)) || add_cand(sp, &c) != 0)
+                        return KG_ERR_NOMEM;
+                    sp->enumerated++;
+                } while (next_in(dims, order, jr + 1, nv, idx));
+            } while (jr > j && next_in(dims, order, j + 1, jr + 1, idx));
         } else {
+            long size, offset = subtree_offset(dims, order, j + 1, nv, idx, &size);
             char free_params[512] = "";
             size_t fl = 0;
             for (int q = j + 1; q < nv && fl < sizeof free_params; q++)

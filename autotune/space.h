@@ -113,6 +113,7 @@ typedef struct kgi_space {
     long rejected;             /* combinations check() rejected (the subtrees' counts) */
     long enumerated;           /* combinations covered (n + rejected) */
     long checks;               /* check() calls made */
+    long resource_calls;       /* resources() calls made (a pass's subtree: one per distinct reading) */
     int *hash;                 /* coordinates -> index, built by kgi_space_finalize */
     int hash_size;
     void *arena;               /* configuration and reason texts */

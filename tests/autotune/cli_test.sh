@@ -42,7 +42,7 @@ check "dry run would time all 8" grep -q "would-be-timed 8" "$tmp/dry.err"
 check "dry run lists them" test "$(grep -c "^  [0-9].* matmul bm=" "$tmp/dry.err")" = 8
 check "dry run writes no database" test ! -e "$tmp/never.db"
 check "the default strategy is auto" grep -q "strategy auto" "$tmp/dry.err"
-check "the summary counts the walk's check() calls" grep -q "check() calls in" "$tmp/dry.err"
+check "the summary counts the walk's check() calls" grep -q "check() and [0-9]* resources() calls in" "$tmp/dry.err"
 # the limits table decides: 70 KB of shared memory fits sm_90, not sm_75
 big="bm=256 bn=256 bk=32 tm=8 tn=8 pad=4 vec=4"
 "$KGEN" tune --dry-run --arch sm_75 --template matmul --space "$big" >/dev/null 2>"$tmp/d75.err"

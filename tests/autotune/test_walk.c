@@ -103,8 +103,9 @@ static void compare(kgi_host *h, const char *tmpl, const char *space, int sm)
         kgi_space_free(&one);
     }
     CHECK_MSG(bad == 0, "%s: %d candidates carry resources that are not their own", tmpl, bad);
-    printf("%s sm_%d: %ld combinations, %d valid, %ld rejected in %ld subtrees, %ld check() calls\n", tmpl, sm,
-           sp.enumerated, sp.n, sp.rejected, sp.subtrees, sp.checks);
+    printf("%s sm_%d: %ld combinations, %d valid, %ld rejected in %ld subtrees, %ld check() and %ld resources()"
+           " calls\n",
+           tmpl, sm, sp.enumerated, sp.n, sp.rejected, sp.subtrees, sp.checks, sp.resource_calls);
     for (int i = 0; i < nvalid; i++)
         free(want[i]);
     free(want);
