@@ -74,6 +74,31 @@ static int add_cand(kgi_space *sp, const kgi_cand *c)
     return 0;
 }
 
+int kgi_space_put_pruned(kgi_space *sp, const kgi_pruned *p)
+{
+    if (sp->npruned == KGI_SPACE_KEEP_PRUNED)
+        return 0;
+    if (sp->npruned == sp->pcap) {
+        int cap = sp->pcap ? 2 * sp->pcap : 256;
+        kgi_pruned *np = realloc(sp->pruned, (size_t)cap * sizeof *np);
+        if (!np)
+            return -1;
+        sp->pruned = np, sp->pcap = cap;
+    }
+    kgi_pruned *x = &sp->pruned[sp->npruned];
+    *x = *p;
+    if (!(x->config = keep(sp, p->config)) || !(x->reason = keep(sp, p->reason)) || !(x->free = keep(sp, p->free)))
+        return -1;
+    sp->npruned++;
+    return 0;
+}
+
+int kgi_space_put_cand(kgi_space *sp, const kgi_cand *c, const char *config)
+{
+    kgi_cand x = *c;
+    return (x.config = keep(sp, config)) && add_cand(sp, &x) == 0 ? 0 : -1;
+}
+
 /* Counts a rejected subtree; keeps its details while fewer than
  * KGI_SPACE_KEEP_PRUNED are kept. */
 static int add_pruned(kgi_space *sp, int tmpl, const char *config, const char *reason, const char *free_params,
@@ -82,22 +107,8 @@ static int add_pruned(kgi_space *sp, int tmpl, const char *config, const char *r
     sp->subtrees++;
     sp->rejected += count;
     sp->enumerated += count;
-    if (sp->npruned == KGI_SPACE_KEEP_PRUNED)
-        return 0;
-    if (sp->npruned == sp->pcap) {
-        int cap = sp->pcap ? 2 * sp->pcap : 256;
-        kgi_pruned *p = realloc(sp->pruned, (size_t)cap * sizeof *p);
-        if (!p)
-            return -1;
-        sp->pruned = p, sp->pcap = cap;
-    }
-    kgi_pruned *x = &sp->pruned[sp->npruned];
-    x->tmpl = tmpl;
-    x->count = count;
-    if (!(x->config = keep(sp, config)) || !(x->reason = keep(sp, reason)) || !(x->free = keep(sp, free_params)))
-        return -1;
-    sp->npruned++;
-    return 0;
+    kgi_pruned p = {.tmpl = tmpl, .config = config, .reason = reason, .free = free_params, .count = count};
+    return kgi_space_put_pruned(sp, &p);
 }
 
 void kgi_space_free(kgi_space *sp)

@@ -139,6 +139,12 @@ kg_status kgi_space_add_config(kgi_space *sp, kgi_host *h, const char *tmpl, con
 /* Errors when `override` names a parameter none of the templates has. */
 kg_status kgi_space_check_override(kgi_host *h, const char *const *tmpls, int ntmpl, const char *override,
                                    char *err, size_t errlen);
+/* The walk cache's way in (walkcache.c): adds candidate c with a copy of
+ * `config`, or keeps a copy of rejected subtree p (while fewer than
+ * KGI_SPACE_KEEP_PRUNED are kept); neither counts anything. -1: out of
+ * memory. */
+int kgi_space_put_cand(kgi_space *sp, const kgi_cand *c, const char *config);
+int kgi_space_put_pruned(kgi_space *sp, const kgi_pruned *p);
 /* Computes coordinates and the neighbour index; call after adding. */
 kg_status kgi_space_finalize(kgi_space *sp);
 /* Keeps slice `i` of `n` (every n-th candidate and kept pruned subtree;

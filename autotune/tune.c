@@ -13,6 +13,7 @@
 
 #include "autotune/strategy.h"
 #include "autotune/tuner.h"
+#include "autotune/walkcache.h"
 #include "gen/config.h"
 
 /* Starts one worker per requested device and checks that they are the same
@@ -91,6 +92,40 @@ static int space_tick(void *ud, const kgi_space *sp)
     return must_stop(t);
 }
 
+/* The walk cache (walkcache.h): with `store` 0, reads this run's space from
+ * an earlier run's entry (1: t->sp filled; *key: the entry's key, 0 when
+ * there is no cache); with `store` 1, keeps the space just walked under
+ * *key (when the modules loaded are still the ones the key was made of). */
+static int walk_cache(kgi_tuner *t, kgi_host *h, const kgi_limits *lim, const char *fixed, unsigned long long *key,
+                      int store)
+{
+    const kgi_tune_opts *o = t->o;
+    kg_context *ctx;
+    if (kg_context_open(&ctx, KG_DEVICE_NONE) != KG_OK || !kgi_cache_dir(ctx, NULL)) {
+        kg_context_close(ctx);
+        return 0;
+    }
+    int hit = 0;
+    if (!store) {
+        char err[1024];
+        kgi_template_info *info = malloc(sizeof *info);
+        int loaded = info != NULL;
+        for (int i = 0; i < o->ntmpl && loaded; i++) /* the key hashes the modules they load */
+            loaded = kgi_host_template_info(h, o->tmpls[i], info, err, sizeof err) == KG_OK;
+        free(info);
+        *key = loaded ? kgi_walkcache_key(h, o->tmpls, o->ntmpl, fixed, o->space, lim) : 0;
+        kgi_space got; /* t->sp is empty, with its tick set */
+        if ((hit = *key && kgi_walkcache_load(ctx, *key, &got))) {
+            got.tick = t->sp->tick, got.tick_ud = t->sp->tick_ud;
+            *t->sp = got;
+        }
+    } else if (*key && !t->sp->stopped && kgi_walkcache_key(h, o->tmpls, o->ntmpl, fixed, o->space, lim) == *key) {
+        kgi_walkcache_store(ctx, *key, t->sp);
+    }
+    kg_context_close(ctx);
+    return hit;
+}
+
 /* Enumerates and checks the space of every template against `lim`. */
 static kg_status build_space(kgi_tuner *t, const kgi_limits *lim, char *err, size_t errlen)
 {
@@ -114,9 +149,14 @@ static kg_status build_space(kgi_tuner *t, const kgi_limits *lim, char *err, siz
     }
     if (o->space && (st = kgi_space_check_override(h, o->tmpls, o->ntmpl, o->space, err, errlen)) != KG_OK)
         goto done;
+    unsigned long long key = 0;
+    if ((t->rep->space_cached = walk_cache(t, h, lim, fixed, &key, 0)))
+        goto walked;
     for (int i = 0; i < o->ntmpl && !t->sp->stopped; i++)
         if ((st = kgi_space_add_template(t->sp, h, o->tmpls[i], fixed, o->space, lim, err, errlen)) != KG_OK)
             goto done;
+    walk_cache(t, h, lim, fixed, &key, 1);
+walked:
     stage_progress(t, "space");
     if ((st = kgi_space_finalize(t->sp)) != KG_OK)
         goto done;

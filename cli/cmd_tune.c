@@ -143,10 +143,11 @@ static void print_summary(const kgi_tune_report *rep, const kgi_tune_opts *o, in
     else
         fprintf(f, "\ndry run for %s (no GPU): nothing was timed or recorded\n", rep->limits.name);
     fprintf(f, "space: %ld combinations of %d template%s, %ld rejected by check() (%ld subtrees), %d candidates%s;"
-            " %ld check() and %ld resources() calls in %.2f s (%.2f s of CPU)\n",
+            " %ld check() and %ld resources() calls%s in %.2f s (%.2f s of CPU)\n",
             rep->space.enumerated, rep->space.ntmpl, rep->space.ntmpl == 1 ? "" : "s", rep->space.rejected,
             rep->space.subtrees, rep->space.n, o->shard_n > 1 ? " in this shard" : "", rep->space.checks,
-            rep->space.resource_calls, rep->space_s, rep->space_cpu_s);
+            rep->space.resource_calls, rep->space_cached ? " when walked; read from the walk cache" : "",
+            rep->space_s, rep->space_cpu_s);
     fprintf(f, "compiled: %d (%d from the cache, %.1f s of NVRTC time); %d compiled again in a worker\n",
             rep->compiled, rep->compiled_from_cache, rep->compile_ms / 1e3, rep->compiled_in_worker);
     row *rows = malloc(((size_t)rep->space.n + 1) * sizeof *rows);
