@@ -17,10 +17,11 @@
 #include "gen/config.h"
 
 /* Starts one worker per requested device and checks that they are the same
- * kind of GPU (one database key per run). */
+ * kind of GPU as the probe found (one database key per run). */
 static kg_status start_workers(kgi_tuner *t, char *err, size_t errlen)
 {
     const kgi_tune_opts *o = t->o;
+    t->workers_started = 1;
     int zero = 0;
     const int *devs = o->ndevices > 0 ? o->devices : &zero;
     int ndev = o->ndevices > 0 ? o->ndevices : 1;
@@ -33,12 +34,15 @@ static kg_status start_workers(kgi_tuner *t, char *err, size_t errlen)
         if (ndev > KGI_TUNE_MAX_DEVICES)
             ndev = KGI_TUNE_MAX_DEVICES;
     }
-    const kg_device_info *d0 = &t->workers[0].hello.info;
-    for (int i = 1; i < ndev; i++) {
+    const kg_device_info *d0 = &t->rep->device;
+    for (int i = 0; i < ndev; i++) {
+        if (i > 0) {
+            if ((st = kgi_worker_spawn(&t->workers[i], o->exe, o->all_devices ? i : devs[i], o->template_path, 120.0,
+                                       err, errlen)) != KG_OK)
+                return st;
+            t->nworkers++;
+        }
         int dev = o->all_devices ? i : devs[i];
-        if ((st = kgi_worker_spawn(&t->workers[i], o->exe, dev, o->template_path, 120.0, err, errlen)) != KG_OK)
-            return st;
-        t->nworkers++;
         const kg_device_info *d = &t->workers[i].hello.info;
         if (strcmp(d->name, d0->name) != 0 || d->cc_major != d0->cc_major || d->cc_minor != d0->cc_minor ||
             d->sm_count != d0->sm_count) {
@@ -50,6 +54,37 @@ static kg_status start_workers(kgi_tuner *t, char *err, size_t errlen)
             return KG_ERR_INVALID_ARG;
         }
     }
+    t->rep->nworkers = t->nworkers;
+    return KG_OK;
+}
+
+kg_status kgi_tuner_start_workers(kgi_tuner *t)
+{
+    if (t->workers_started)
+        return t->nworkers > 0 ? KG_OK : KG_ERR_DRIVER;
+    char err[1024];
+    kg_status st = start_workers(t, err, sizeof err);
+    if (st != KG_OK) {
+        snprintf(t->err, t->errlen, "%s", err);
+        t->fatal = st;
+    }
+    return st;
+}
+
+/* What the run needs of the GPU before it knows whether anything is left
+ * to time (the space's limits, the database's device key): a probe of the
+ * first device, no worker (they start when a candidate is ready to time). */
+static kg_status probe_device(kgi_tuner *t, char *err, size_t errlen)
+{
+    const kgi_tune_opts *o = t->o;
+    kgi_whello hello;
+    kg_status st = kgi_worker_probe(o->exe, o->ndevices > 0 ? o->devices[0] : 0, o->template_path, 120.0, &hello,
+                                    err, errlen);
+    if (st != KG_OK)
+        return st;
+    t->rep->have_device = 1;
+    t->rep->device = hello.info;
+    t->rep->limits = hello.limits;
     return KG_OK;
 }
 
@@ -289,12 +324,8 @@ kg_status kgi_tune_run(const kgi_tune_opts *o, kgi_tune_report *rep, char *err, 
         kgi_model_dev_arch(lim, &t.model);
         arch = o->arch;
     } else {
-        if ((st = start_workers(&t, err, errlen)) != KG_OK)
+        if ((st = probe_device(&t, err, errlen)) != KG_OK)
             goto done;
-        rep->have_device = 1;
-        rep->device = t.workers[0].hello.info;
-        rep->limits = t.workers[0].hello.limits;
-        rep->nworkers = t.nworkers;
         kgi_model_dev_device(&rep->limits, &rep->device, &t.model);
         arch = rep->device.cc_major * 10 + rep->device.cc_minor;
         snprintf(t.key.device, sizeof t.key.device, "%s", rep->device.name);
@@ -378,7 +409,7 @@ void kgi_tune_report_free(kgi_tune_report *rep)
 
 int kgi_tune_worker(int argc, char **argv)
 {
-    /* kgen tune --worker FD DEVICE [TEMPLATE_PATH] */
+    /* kgen tune --worker FD DEVICE [TEMPLATE_PATH [probe]] */
     if (argc < 4)
         return 2;
     char *end;
@@ -388,5 +419,5 @@ int kgi_tune_worker(int argc, char **argv)
     long device = strtol(argv[3], &end, 10);
     if (*end || device < 0)
         return 2;
-    return kgi_worker_main((int)device, (int)fd, argc > 4 ? argv[4] : NULL);
+    return kgi_worker_main((int)device, (int)fd, argc > 4 ? argv[4] : NULL, argc > 5 && strcmp(argv[5], "probe") == 0);
 }

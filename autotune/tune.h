@@ -116,6 +116,7 @@ typedef struct kgi_shape_report {
     int nfinal;
     double final_wall_s;
     char final_note[256];       /* why the final stage did not run or record, empty when it did */
+    int final_current;          /* the stored final set was current: final holds its times, nothing was run */
 } kgi_shape_report;
 
 typedef struct kgi_tune_report {

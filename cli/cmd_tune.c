@@ -116,9 +116,13 @@ static void print_final(FILE *f, const kgi_shape_report *s, const kgi_tune_opts 
         fprintf(f, "  final stage %s\n", s->final_note);
     if (s->nfinal == 0 || s->final_note[0])
         return;
-    fprintf(f, "  final stage: the %d fastest in the database for this shape, timed back to back (L2 warm), %d round%s"
-               " of ~%.0f ms each, %.1f s; kg_matmul takes the first\n",
-            s->nfinal, o->final_rounds, o->final_rounds == 1 ? "" : "s", o->final_sample_ms, s->final_wall_s);
+    if (s->final_current)
+        fprintf(f, "  final stage: current (the %d finalists' times from an earlier run; nothing new since);"
+                   " kg_matmul takes the first\n", s->nfinal);
+    else
+        fprintf(f, "  final stage: the %d fastest in the database for this shape, timed back to back (L2 warm), %d"
+                   " round%s of ~%.0f ms each, %.1f s; kg_matmul takes the first\n",
+                s->nfinal, o->final_rounds, o->final_rounds == 1 ? "" : "s", o->final_sample_ms, s->final_wall_s);
     fprintf(f, "  %-4s %10s %10s %8s %7s  %s\n", "rank", "final ms", "search ms", "TFLOP/s", "range", "configuration");
     for (int i = 0; i < s->nfinal; i++) {
         const kgi_final_row *r = &s->final[i];

@@ -45,6 +45,10 @@ const kgi_limits *kgi_arch_limits(int sm);
 const kgi_limits *kgi_arch_table(void);
 /* Limits of the context's target: the device's when there is one. */
 const kgi_limits *kgi_context_limits(kg_context *ctx);
+/* runtime/device.c: the limits templates check against, from a device's
+ * attributes (allocation granularities and FP32 lanes from the
+ * architecture table): a context's own for its device. */
+void kgi_limits_from_device(const kg_device_info *info, kgi_limits *lim);
 
 /* ------------------------------------------------------------ occupancy */
 
