@@ -10,8 +10,9 @@
  * combination that differs from this one only after j: a rejection skips
  * that whole subtree with one call (counted in `rejected`, kept in
  * `pruned`: the combination check() saw, its reason, how many it stands
- * for), and a pass adds the whole subtree with the same resources() (read
- * in the same call, and recorded the same way). The order puts the
+ * for), and a pass adds the whole subtree, within which resources() alone
+ * runs, each call holding (its reads recorded the same way) for the
+ * combinations that agree up to the deepest parameter it read. The order puts the
  * parameters verdicts seldom read last (walk_order in space.c), so that
  * their values cost little. Candidates are kept with what
  * resources() says (for the analytic model) and a coordinate per

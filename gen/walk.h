@@ -6,9 +6,10 @@
  *
  * check() is a pure function of (cfg, limits), so a rejection that read the
  * parameters R rejects every configuration that agrees with this one on R:
- * the space walk skips them all with one call; a pass that read (with
- * resources()) the parameters R likewise holds, with the same resources,
- * for every configuration that agrees on R. The proxy's __pairs counts as
+ * the space walk skips them all with one call; a pass likewise holds for
+ * every configuration that agrees on R, and a resources() call that read
+ * the parameters S gives the same resources for every configuration that
+ * agrees on S. The proxy's __pairs counts as
  * reading every parameter, and a write into cfg (kept for that call only)
  * also reads everything: sound, only less pruning. (A check() that changed
  * a parameter's value would make the host's canonical text differ from the
