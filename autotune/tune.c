@@ -15,6 +15,7 @@
 #include "autotune/tuner.h"
 #include "autotune/walkcache.h"
 #include "gen/config.h"
+#include "gen/walk.h"
 
 /* Starts one worker per requested device and checks that they are the same
  * kind of GPU as the probe found (one database key per run). */
@@ -143,11 +144,12 @@ static int walk_cache(kgi_tuner *t, kgi_host *h, const kgi_limits *lim, const ch
     int hit = 0;
     if (!store) {
         char err[1024];
-        kgi_template_info *info = malloc(sizeof *info);
-        int loaded = info != NULL;
-        for (int i = 0; i < o->ntmpl && loaded; i++) /* the key hashes the modules they load */
-            loaded = kgi_host_template_info(h, o->tmpls[i], info, err, sizeof err) == KG_OK;
-        free(info);
+        int loaded = 1;
+        for (int i = 0; i < o->ntmpl && loaded; i++) { /* the key hashes the modules a walk loads */
+            kgi_walk *w;
+            loaded = kgi_walk_open(h, o->tmpls[i], lim, &w, err, sizeof err) == KG_OK;
+            kgi_walk_close(w);
+        }
         *key = loaded ? kgi_walkcache_key(h, o->tmpls, o->ntmpl, fixed, o->space, lim) : 0;
         kgi_space got; /* t->sp is empty, with its tick set */
         if ((hit = *key && kgi_walkcache_load(ctx, *key, &got))) {

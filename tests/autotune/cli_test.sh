@@ -69,6 +69,12 @@ check "model --budget 3 would time 3" grep -q "would-be-timed 3" "$tmp/m.err"
 # the faulty test template: three modes, two block sizes
 "$KGEN" tune --dry-run --template-dir "$SRC/templates" --template faulty >/dev/null 2>"$tmp/f.err"
 check "--template-dir templates are tuned" grep -q "6 candidates" "$tmp/f.err"
+# a template that requires no library module: its walk is cached all the same
+for i in 1 2; do
+    "$KGEN" tune --dry-run --template-dir "$SRC/templates" --template tricky --strategy model --budget 1 \
+        >/dev/null 2>"$tmp/tr$i.err"
+done
+check "a walk is cached whatever modules its template loads" grep -q "read from the walk cache" "$tmp/tr2.err"
 
 # bad input: a message naming what was wrong, exit 2
 expect 2 "unknown --strategy 'sideways'" tune --dry-run --strategy sideways
