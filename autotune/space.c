@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "autotune/memo.h"
 #include "autotune/space.h"
 #include "gen/config.h"
 #include "gen/embedded.h"
@@ -415,7 +416,66 @@ static void set_changed(kgi_walk *w, const dim *dims, const int *order, int nv, 
  * reads, such as matmul_warp's raster, so costs one resources() call per
  * value, not one check() as well.)
  */
+/* resources() results by what they read (memo.h): the tree and its leaves. */
+typedef struct res_memo {
+    kgi_memo *tree;
+    struct leaf {
+        kgi_res res;
+        uint64_t reads;
+    } *leaf;
+    int n, cap;
+} res_memo;
+
+/* resources() of the current combination idx into *res, *reads: from the
+ * memo, else called (and remembered). 0, -1 with why on a template error. */
+static int resources_of(kgi_space *sp, kgi_walk *w, res_memo *rm, const int *idx, kgi_res *res, uint64_t *reads,
+                        char *why, size_t whylen)
+{
+    int e = kgi_memo_find(rm->tree, idx);
+    if (e >= 0) {
+        *res = rm->leaf[e].res, *reads = rm->leaf[e].reads;
+        return 0;
+    }
+    sp->resource_calls++;
+    kgi_resources r;
+    if (kgi_walk_resources(w, reads, &r, why, whylen) != 0)
+        return -1;
+    kgi_res_from(&r, res);
+    const unsigned char *seq;
+    int ns = kgi_walk_read_order(w, &seq);
+    if (ns < 0)
+        return 0;
+    if (rm->n == rm->cap) {
+        int cap = rm->cap ? 2 * rm->cap : 1024;
+        struct leaf *l = realloc(rm->leaf, (size_t)cap * sizeof *l);
+        if (!l)
+            return 0; /* not remembered: only slower */
+        rm->leaf = l, rm->cap = cap;
+    }
+    rm->leaf[rm->n] = (struct leaf){*res, *reads};
+    rm->n += kgi_memo_put(rm->tree, seq, ns, idx, rm->n) == 0;
+    return 0;
+}
+
+static kg_status walk_tree(kgi_space *sp, kgi_walk *w, int ti, const dim *dims, res_memo *rm, char *err,
+                           size_t errlen);
+
 static kg_status walk(kgi_space *sp, kgi_walk *w, int ti, const dim *dims, char *err, size_t errlen)
+{
+    int nvalues[KGI_SPACE_MAX_DIMS];
+    for (int p = 0; p < sp->tmpl[ti].nparams; p++)
+        nvalues[p] = dims[p].n;
+    res_memo rm = {.tree = kgi_memo_new(nvalues, sp->tmpl[ti].nparams)};
+    if (!rm.tree)
+        return KG_ERR_NOMEM;
+    kg_status st = walk_tree(sp, w, ti, dims, &rm, err, errlen);
+    kgi_memo_free(rm.tree);
+    free(rm.leaf);
+    return st;
+}
+
+static kg_status walk_tree(kgi_space *sp, kgi_walk *w, int ti, const dim *dims, res_memo *rm, char *err,
+                           size_t errlen)
 {
     const kgi_space_tmpl *t = &sp->tmpl[ti];
     int np = t->nparams, idx[KGI_SPACE_MAX_DIMS] = {0}, cur[KGI_SPACE_MAX_DIMS] = {0};
@@ -446,16 +506,14 @@ static kg_status walk(kgi_space *sp, kgi_walk *w, int ti, const dim *dims, char 
             c.tmpl = ti;
             int jr; /* the deepest position resources() read, j or deeper */
             do {
-                if (tick(sp, sp->checks + ++sp->resource_calls))
+                if (tick(sp, sp->checks + sp->resource_calls + 1))
                     return KG_OK;
                 set_changed(w, dims, order, nv, idx, cur);
-                kgi_resources res;
-                if (kgi_walk_resources(w, &reads, &res, why, sizeof why) != 0) {
+                if (resources_of(sp, w, rm, idx, &c.res, &reads, why, sizeof why) != 0) {
                     snprintf(err, errlen, "%s", why);
                     return KG_ERR_TEMPLATE;
                 }
                 jr = deepest(order, nv, reads, j);
-                kgi_res_from(&res, &c.res);
                 do {
                     config_text(t, dims, idx, config, sizeof config);
                     for (int p = 0; p < np; p++)

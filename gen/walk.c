@@ -29,6 +29,9 @@ typedef struct rec {
     uint64_t reads;             /* bit p: parameter p was read */
     uint64_t all;               /* every parameter's bit */
     int written;                /* `over` holds writes of this call */
+    int whole;                  /* read all at once (pairs, a write): no order */
+    int nseq;
+    unsigned char seq[KGI_WALK_MAX_PARAMS]; /* the parameters in the order first read */
 } rec;
 
 struct kgi_walk {
@@ -73,7 +76,10 @@ static int proxy_index(lua_State *L)
     if (lua_rawget(L, lua_upvalueindex(UP_POS)) != LUA_TNUMBER)
         return 1; /* nil: no parameter */
     lua_Integer i = lua_tointeger(L, -1);
-    r->reads |= (uint64_t)1 << i;
+    if (!(r->reads >> i & 1)) {
+        r->reads |= (uint64_t)1 << i;
+        r->seq[r->nseq++] = (unsigned char)i;
+    }
     lua_rawgeti(L, lua_upvalueindex(UP_VALS), i + 1);
     return 1;
 }
@@ -83,6 +89,7 @@ static int proxy_newindex(lua_State *L)
 {
     rec *r = lua_touserdata(L, lua_upvalueindex(UP_REC));
     r->reads = r->all;
+    r->whole = 1;
     r->written = 1;
     lua_settop(L, 3);
     lua_rawset(L, lua_upvalueindex(UP_OVER));
@@ -94,6 +101,7 @@ static int proxy_pairs(lua_State *L)
 {
     rec *r = lua_touserdata(L, lua_upvalueindex(UP_REC));
     r->reads = r->all;
+    r->whole = 1;
     lua_Integer n = luaL_len(L, lua_upvalueindex(UP_NAMES));
     lua_createtable(L, 0, (int)n);
     int t = lua_gettop(L);
@@ -300,7 +308,7 @@ int kgi_walk_check(kgi_walk *w, uint64_t *reads, kgi_resources *res, char *why, 
     lua_State *L = kgi_host_lua(w->h);
     int top = lua_gettop(L);
     forget_writes(w);
-    w->rec->reads = 0;
+    w->rec->reads = 0, w->rec->nseq = 0, w->rec->whole = 0;
     lua_rawgeti(L, LUA_REGISTRYINDEX, w->check_ref);
     lua_rawgeti(L, LUA_REGISTRYINDEX, w->cfg_ref);
     lua_rawgeti(L, LUA_REGISTRYINDEX, w->limits_ref);
@@ -322,9 +330,15 @@ int kgi_walk_check(kgi_walk *w, uint64_t *reads, kgi_resources *res, char *why, 
 
 int kgi_walk_resources(kgi_walk *w, uint64_t *reads, kgi_resources *res, char *why, size_t whylen)
 {
-    w->rec->reads = 0;
+    w->rec->reads = 0, w->rec->nseq = 0, w->rec->whole = 0;
     if (call_resources(w, res, why, whylen) != 0)
         return -1;
     *reads = w->rec->reads;
     return 0;
+}
+
+int kgi_walk_read_order(const kgi_walk *w, const unsigned char **seq)
+{
+    *seq = w->rec->seq;
+    return w->rec->whole ? -1 : w->rec->nseq;
 }

@@ -54,5 +54,9 @@ int kgi_walk_check(kgi_walk *w, uint64_t *reads, kgi_resources *res, char *why, 
  * 0 with *res and *reads (what resources() and the reading of its layout
  * and pad read), -1 when the template raised an error (why says where). */
 int kgi_walk_resources(kgi_walk *w, uint64_t *reads, kgi_resources *res, char *why, size_t whylen);
+/* The parameters the last kgi_walk_check or kgi_walk_resources read, in the
+ * order first read (*seq), and their count; -1 when it read all at once
+ * (pairs(cfg), a write into cfg), so that no order holds. */
+int kgi_walk_read_order(const kgi_walk *w, const unsigned char **seq);
 
 #endif
