@@ -365,13 +365,20 @@ int kgi_tuner_eval(void *ud, const int *idx, int n, int max_ran, double *ms, uns
         while (first < next && t->state[idx[first]] == EV_DONE)
             first++;
         kgi_worker *w;
-        for (int i = first; !out_of_time && i < next && nran + busy_workers(t) < max_ran && (w = idle_worker(t)); i++)
-            if (t->state[idx[i]] == EV_READY)
-                dispatch(t, w, idx[i]);
+        for (int i = first; !out_of_time && i < next && nran + busy_workers(t) < max_ran; i++) {
+            if (t->state[idx[i]] != EV_READY)
+                continue;
+            /* the first candidate to time starts the workers */
+            if (kgi_tuner_start_workers(t) != KG_OK || !(w = idle_worker(t)))
+                break;
+            dispatch(t, w, idx[i]);
+        }
+        if (t->fatal != KG_OK)
+            break;
         running = busy_workers(t);
         if (running == 0 && (first == n || out_of_time || nran >= max_ran))
             break;
-        if (running == 0 && !idle_worker(t)) {
+        if (running == 0 && t->workers_started && !idle_worker(t)) {
             snprintf(t->err, t->errlen, "no GPU worker is running");
             t->fatal = KG_ERR_DRIVER;
             break;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "autotune/memo.h"
 #include "autotune/space.h"
 #include "gen/config.h"
 #include "gen/embedded.h"
@@ -29,6 +30,7 @@ typedef struct dim {
     int slot[KGI_SPACE_MAX_VALUES];
     int raw[KGI_SPACE_MAX_VALUES];
     char text[KGI_SPACE_MAX_VALUES][32];
+    char piece[KGI_SPACE_MAX_VALUES][72]; /* " name=value" */
 } dim;
 
 /* ------------------------------------------------------------ arena */
@@ -73,6 +75,31 @@ static int add_cand(kgi_space *sp, const kgi_cand *c)
     return 0;
 }
 
+int kgi_space_put_pruned(kgi_space *sp, const kgi_pruned *p)
+{
+    if (sp->npruned == KGI_SPACE_KEEP_PRUNED)
+        return 0;
+    if (sp->npruned == sp->pcap) {
+        int cap = sp->pcap ? 2 * sp->pcap : 256;
+        kgi_pruned *np = realloc(sp->pruned, (size_t)cap * sizeof *np);
+        if (!np)
+            return -1;
+        sp->pruned = np, sp->pcap = cap;
+    }
+    kgi_pruned *x = &sp->pruned[sp->npruned];
+    *x = *p;
+    if (!(x->config = keep(sp, p->config)) || !(x->reason = keep(sp, p->reason)) || !(x->free = keep(sp, p->free)))
+        return -1;
+    sp->npruned++;
+    return 0;
+}
+
+int kgi_space_put_cand(kgi_space *sp, const kgi_cand *c, const char *config)
+{
+    kgi_cand x = *c;
+    return (x.config = keep(sp, config)) && add_cand(sp, &x) == 0 ? 0 : -1;
+}
+
 /* Counts a rejected subtree; keeps its details while fewer than
  * KGI_SPACE_KEEP_PRUNED are kept. */
 static int add_pruned(kgi_space *sp, int tmpl, const char *config, const char *reason, const char *free_params,
@@ -81,22 +108,8 @@ static int add_pruned(kgi_space *sp, int tmpl, const char *config, const char *r
     sp->subtrees++;
     sp->rejected += count;
     sp->enumerated += count;
-    if (sp->npruned == KGI_SPACE_KEEP_PRUNED)
-        return 0;
-    if (sp->npruned == sp->pcap) {
-        int cap = sp->pcap ? 2 * sp->pcap : 256;
-        kgi_pruned *p = realloc(sp->pruned, (size_t)cap * sizeof *p);
-        if (!p)
-            return -1;
-        sp->pruned = p, sp->pcap = cap;
-    }
-    kgi_pruned *x = &sp->pruned[sp->npruned];
-    x->tmpl = tmpl;
-    x->count = count;
-    if (!(x->config = keep(sp, config)) || !(x->reason = keep(sp, reason)) || !(x->free = keep(sp, free_params)))
-        return -1;
-    sp->npruned++;
-    return 0;
+    kgi_pruned p = {.tmpl = tmpl, .config = config, .reason = reason, .free = free_params, .count = count};
+    return kgi_space_put_pruned(sp, &p);
 }
 
 void kgi_space_free(kgi_space *sp)
@@ -254,6 +267,7 @@ static kg_status dim_values(kgi_host *h, kgi_walk *w, kgi_space_tmpl *t, const k
     for (int i = 0; i < nc; i++) {
         char why[512], again[32];
         memcpy(d->text[i], canon[i], sizeof d->text[0]);
+        snprintf(d->piece[i], sizeof d->piece[0], " %.31s=%.31s", name, canon[i]);
         d->slot[i] = kgi_walk_add_value(w, p, canon[i], again, sizeof again, why, sizeof why);
         d->raw[i] = raw_index(t, p, canon[i]);
         if (d->slot[i] < 0 || d->raw[i] < 0) {
@@ -265,14 +279,20 @@ static kg_status dim_values(kgi_host *h, kgi_walk *w, kgi_space_tmpl *t, const k
     return KG_OK;
 }
 
-/* The canonical text of the current combination: every parameter in order. */
+/* The canonical text of the current combination: every parameter in order
+ * (the walk's hot path: " name=value" pieces are formed once, in dim_values). */
 static void config_text(const kgi_space_tmpl *t, const dim *dims, const int *idx, char *out, size_t len)
 {
     size_t used = 0;
-    out[0] = '\0';
-    for (int p = 0; p < t->nparams && used < len; p++)
-        used += (size_t)snprintf(out + used, len - used, "%s%s=%s", p ? " " : "", t->param[p],
-                                 dims[p].text[idx[p]]);
+    for (int p = 0; p < t->nparams; p++) {
+        const char *piece = dims[p].piece[idx[p]] + (p == 0);
+        size_t n = strlen(piece);
+        if (used + n >= len)
+            break;
+        memcpy(out + used, piece, n);
+        used += n;
+    }
+    out[used] = '\0';
 }
 
 /* Mixed-radix position of idx over order[from..nv) (0: the subtree's first). */
@@ -355,14 +375,107 @@ static kg_status walk_order(kgi_walk *w, const dim *dims, const int *vary, int n
     return KG_OK;
 }
 
+/* The deepest position of order[0..nv) whose parameter is in `reads`
+ * (at least `floor`): the walk advances there. */
+static int deepest(const int *order, int nv, uint64_t reads, int floor)
+{
+    int j = nv - 1;
+    while (j > floor && !(reads >> order[j] & 1))
+        j--;
+    return j;
+}
+
+/* Calls sp->tick every TICK_EVERY calls into the template; 1: stop. */
+static int tick(kgi_space *sp, long calls)
+{
+    if (calls % TICK_EVERY == 0 && sp->tick && sp->tick(sp->tick_ud, sp)) {
+        sp->stopped = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* Sets the walk's configuration to idx where it differs from cur. */
+static void set_changed(kgi_walk *w, const dim *dims, const int *order, int nv, const int *idx, int *cur)
+{
+    for (int q = 0; q < nv; q++)
+        if (cur[order[q]] != idx[order[q]]) {
+            cur[order[q]] = idx[order[q]];
+            kgi_walk_set(w, order[q], dims[order[q]].slot[idx[order[q]]]);
+        }
+}
+
 /*
  * Walks the combinations of dims (one per parameter) in odometer order
- * over `order` (last fastest). After each verdict, the combinations that
- * agree with this one up to the deepest parameter check() (and, for a
- * pass, resources()) read get the same verdict: a rejection counts them
- * in one pruned entry, a pass adds them all with the same resources.
+ * over `order` (last fastest). After each check(), the combinations that
+ * agree with this one up to the deepest parameter it read (position j)
+ * get the same verdict: a rejection counts them in one pruned entry; a
+ * pass makes them all candidates, and within that subtree resources()
+ * alone runs, each call likewise holding for the combinations that agree
+ * up to the deepest parameter it read. (A parameter only resources()
+ * reads, such as matmul_warp's raster, so costs one resources() call per
+ * value, not one check() as well.)
  */
+/* resources() results by what they read (memo.h): the tree and its leaves. */
+typedef struct res_memo {
+    kgi_memo *tree;
+    struct leaf {
+        kgi_res res;
+        uint64_t reads;
+    } *leaf;
+    int n, cap;
+} res_memo;
+
+/* resources() of the current combination idx into *res, *reads: from the
+ * memo, else called (and remembered). 0, -1 with why on a template error. */
+static int resources_of(kgi_space *sp, kgi_walk *w, res_memo *rm, const int *idx, kgi_res *res, uint64_t *reads,
+                        char *why, size_t whylen)
+{
+    int e = kgi_memo_find(rm->tree, idx);
+    if (e >= 0) {
+        *res = rm->leaf[e].res, *reads = rm->leaf[e].reads;
+        return 0;
+    }
+    sp->resource_calls++;
+    kgi_resources r;
+    if (kgi_walk_resources(w, reads, &r, why, whylen) != 0)
+        return -1;
+    kgi_res_from(&r, res);
+    const unsigned char *seq;
+    int ns = kgi_walk_read_order(w, &seq);
+    if (ns < 0)
+        return 0;
+    if (rm->n == rm->cap) {
+        int cap = rm->cap ? 2 * rm->cap : 1024;
+        struct leaf *l = realloc(rm->leaf, (size_t)cap * sizeof *l);
+        if (!l)
+            return 0; /* not remembered: only slower */
+        rm->leaf = l, rm->cap = cap;
+    }
+    rm->leaf[rm->n] = (struct leaf){*res, *reads};
+    rm->n += kgi_memo_put(rm->tree, seq, ns, idx, rm->n) == 0;
+    return 0;
+}
+
+static kg_status walk_tree(kgi_space *sp, kgi_walk *w, int ti, const dim *dims, res_memo *rm, char *err,
+                           size_t errlen);
+
 static kg_status walk(kgi_space *sp, kgi_walk *w, int ti, const dim *dims, char *err, size_t errlen)
+{
+    int nvalues[KGI_SPACE_MAX_DIMS];
+    for (int p = 0; p < sp->tmpl[ti].nparams; p++)
+        nvalues[p] = dims[p].n;
+    res_memo rm = {.tree = kgi_memo_new(nvalues, sp->tmpl[ti].nparams)};
+    if (!rm.tree)
+        return KG_ERR_NOMEM;
+    kg_status st = walk_tree(sp, w, ti, dims, &rm, err, errlen);
+    kgi_memo_free(rm.tree);
+    free(rm.leaf);
+    return st;
+}
+
+static kg_status walk_tree(kgi_space *sp, kgi_walk *w, int ti, const dim *dims, res_memo *rm, char *err,
+                           size_t errlen)
 {
     const kgi_space_tmpl *t = &sp->tmpl[ti];
     int np = t->nparams, idx[KGI_SPACE_MAX_DIMS] = {0}, cur[KGI_SPACE_MAX_DIMS] = {0};
@@ -377,40 +490,41 @@ static kg_status walk(kgi_space *sp, kgi_walk *w, int ti, const dim *dims, char 
         kgi_walk_set(w, p, dims[p].slot[0]);
     char config[2048], why[1024];
     for (;;) {
-        if (++sp->checks % TICK_EVERY == 0 && sp->tick && sp->tick(sp->tick_ud, sp)) {
-            sp->stopped = 1;
+        if (tick(sp, ++sp->checks + sp->resource_calls))
             return KG_OK;
-        }
-        for (int q = 0; q < nv; q++)
-            if (cur[order[q]] != idx[order[q]]) {
-                cur[order[q]] = idx[order[q]];
-                kgi_walk_set(w, order[q], dims[order[q]].slot[idx[order[q]]]);
-            }
+        set_changed(w, dims, order, nv, idx, cur);
         uint64_t reads = 0;
-        kgi_resources res;
-        int ok = kgi_walk_check(w, &reads, &res, why, sizeof why);
+        int ok = kgi_walk_check(w, &reads, NULL, why, sizeof why);
         if (ok < 0) {
             snprintf(err, errlen, "%s", why);
             return KG_ERR_TEMPLATE;
         }
-        int j = nv - 1; /* the deepest position read: where the odometer advances */
-        while (j >= 0 && !(reads >> order[j] & 1))
-            j--;
-        long size, offset = subtree_offset(dims, order, j + 1, nv, idx, &size);
+        int j = deepest(order, nv, reads, -1); /* the odometer advances here */
         if (ok) {
             kgi_cand c;
             memset(&c, 0, sizeof c);
             c.tmpl = ti;
-            kgi_res_from(&res, &c.res);
+            int jr; /* the deepest position resources() read, j or deeper */
             do {
-                config_text(t, dims, idx, config, sizeof config);
-                for (int p = 0; p < np; p++)
-                    c.coord[p] = dims[p].raw[idx[p]];
-                if (!(c.config = keep(sp, config)) || add_cand(sp, &c) != 0)
-                    return KG_ERR_NOMEM;
-                sp->enumerated++;
-            } while (next_in(dims, order, j + 1, nv, idx));
+                if (tick(sp, sp->checks + sp->resource_calls + 1))
+                    return KG_OK;
+                set_changed(w, dims, order, nv, idx, cur);
+                if (resources_of(sp, w, rm, idx, &c.res, &reads, why, sizeof why) != 0) {
+                    snprintf(err, errlen, "%s", why);
+                    return KG_ERR_TEMPLATE;
+                }
+                jr = deepest(order, nv, reads, j);
+                do {
+                    config_text(t, dims, idx, config, sizeof config);
+                    for (int p = 0; p < np; p++)
+                        c.coord[p] = dims[p].raw[idx[p]];
+                    if (!(c.config = keep(sp, config)) || add_cand(sp, &c) != 0)
+                        return KG_ERR_NOMEM;
+                    sp->enumerated++;
+                } while (next_in(dims, order, jr + 1, nv, idx));
+            } while (jr > j && next_in(dims, order, j + 1, jr + 1, idx));
         } else {
+            long size, offset = subtree_offset(dims, order, j + 1, nv, idx, &size);
             char free_params[512] = "";
             size_t fl = 0;
             for (int q = j + 1; q < nv && fl < sizeof free_params; q++)
@@ -522,34 +636,39 @@ static int cmp_ranked(const void *a, const void *b)
 
 kg_status kgi_space_finalize(kgi_space *sp)
 {
-    /* raw value indices -> ranks among the values the candidates take */
+    /* raw value indices -> ranks among the values the candidates take
+     * (one pass over the candidates to see the values used, one to rank) */
     for (int ti = 0; ti < sp->ntmpl; ti++) {
         kgi_space_tmpl *t = &sp->tmpl[ti];
+        unsigned char used[KGI_SPACE_MAX_DIMS][KGI_SPACE_MAX_VALUES];
+        int rank[KGI_SPACE_MAX_DIMS][KGI_SPACE_MAX_VALUES];
+        memset(used, 0, sizeof used);
+        for (int c = 0; c < sp->n; c++)
+            if (sp->cand[c].tmpl == ti)
+                for (int p = 0; p < t->nparams; p++)
+                    used[p][sp->cand[c].coord[p]] = 1;
         for (int p = 0; p < t->nparams; p++) {
-            unsigned char used[KGI_SPACE_MAX_VALUES] = {0};
-            for (int c = 0; c < sp->n; c++)
-                if (sp->cand[c].tmpl == ti)
-                    used[sp->cand[c].coord[p]] = 1;
             ranked r[KGI_SPACE_MAX_VALUES];
-            int nv = 0, rank[KGI_SPACE_MAX_VALUES];
+            int nv = 0;
             for (int i = 0; i < t->nraw[p]; i++)
-                if (used[i])
+                if (used[p][i])
                     r[nv++] = (ranked){t->value[p][i], i};
             qsort(r, (size_t)nv, sizeof *r, cmp_ranked);
             for (int i = 0; i < nv; i++)
-                rank[r[i].raw] = i;
+                rank[p][r[i].raw] = i;
             /* keep the value table in rank order, so that it stays the
              * table of raw indices (finalize may run again) */
             char sorted[KGI_SPACE_MAX_VALUES][32];
             for (int i = 0; i < nv; i++)
                 memcpy(sorted[i], r[i].text, 32);
-            for (int c = 0; c < sp->n; c++)
-                if (sp->cand[c].tmpl == ti)
-                    sp->cand[c].coord[p] = rank[sp->cand[c].coord[p]];
             memcpy(t->value[p], sorted, sizeof sorted[0] * (size_t)nv);
             t->nraw[p] = nv;
             t->nvalues[p] = nv;
         }
+        for (int c = 0; c < sp->n; c++)
+            if (sp->cand[c].tmpl == ti)
+                for (int p = 0; p < t->nparams; p++)
+                    sp->cand[c].coord[p] = rank[p][sp->cand[c].coord[p]];
     }
     free(sp->hash);
     sp->hash_size = 16;

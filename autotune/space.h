@@ -10,8 +10,9 @@
  * combination that differs from this one only after j: a rejection skips
  * that whole subtree with one call (counted in `rejected`, kept in
  * `pruned`: the combination check() saw, its reason, how many it stands
- * for), and a pass adds the whole subtree with the same resources() (read
- * in the same call, and recorded the same way). The order puts the
+ * for), and a pass adds the whole subtree, within which resources() alone
+ * runs, each call holding (its reads recorded the same way) for the
+ * combinations that agree up to the deepest parameter it read. The order puts the
  * parameters verdicts seldom read last (walk_order in space.c), so that
  * their values cost little. Candidates are kept with what
  * resources() says (for the analytic model) and a coordinate per
@@ -113,6 +114,7 @@ typedef struct kgi_space {
     long rejected;             /* combinations check() rejected (the subtrees' counts) */
     long enumerated;           /* combinations covered (n + rejected) */
     long checks;               /* check() calls made */
+    long resource_calls;       /* resources() calls made (a pass's subtree: one per distinct reading) */
     int *hash;                 /* coordinates -> index, built by kgi_space_finalize */
     int hash_size;
     void *arena;               /* configuration and reason texts */
@@ -138,6 +140,12 @@ kg_status kgi_space_add_config(kgi_space *sp, kgi_host *h, const char *tmpl, con
 /* Errors when `override` names a parameter none of the templates has. */
 kg_status kgi_space_check_override(kgi_host *h, const char *const *tmpls, int ntmpl, const char *override,
                                    char *err, size_t errlen);
+/* The walk cache's way in (walkcache.c): adds candidate c with a copy of
+ * `config`, or keeps a copy of rejected subtree p (while fewer than
+ * KGI_SPACE_KEEP_PRUNED are kept); neither counts anything. -1: out of
+ * memory. */
+int kgi_space_put_cand(kgi_space *sp, const kgi_cand *c, const char *config);
+int kgi_space_put_pruned(kgi_space *sp, const kgi_pruned *p);
 /* Computes coordinates and the neighbour index; call after adding. */
 kg_status kgi_space_finalize(kgi_space *sp);
 /* Keeps slice `i` of `n` (every n-th candidate and kept pruned subtree;

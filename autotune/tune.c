@@ -14,13 +14,16 @@
 #include "autotune/configs.h"
 #include "autotune/strategy.h"
 #include "autotune/tuner.h"
+#include "autotune/walkcache.h"
 #include "gen/config.h"
+#include "gen/walk.h"
 
 /* Starts one worker per requested device and checks that they are the same
- * kind of GPU (one database key per run). */
+ * kind of GPU as the probe found (one database key per run). */
 static kg_status start_workers(kgi_tuner *t, char *err, size_t errlen)
 {
     const kgi_tune_opts *o = t->o;
+    t->workers_started = 1;
     int zero = 0;
     const int *devs = o->ndevices > 0 ? o->devices : &zero;
     int ndev = o->ndevices > 0 ? o->ndevices : 1;
@@ -33,12 +36,15 @@ static kg_status start_workers(kgi_tuner *t, char *err, size_t errlen)
         if (ndev > KGI_TUNE_MAX_DEVICES)
             ndev = KGI_TUNE_MAX_DEVICES;
     }
-    const kg_device_info *d0 = &t->workers[0].hello.info;
-    for (int i = 1; i < ndev; i++) {
+    const kg_device_info *d0 = &t->rep->device;
+    for (int i = 0; i < ndev; i++) {
+        if (i > 0) {
+            if ((st = kgi_worker_spawn(&t->workers[i], o->exe, o->all_devices ? i : devs[i], o->template_path, 120.0,
+                                       err, errlen)) != KG_OK)
+                return st;
+            t->nworkers++;
+        }
         int dev = o->all_devices ? i : devs[i];
-        if ((st = kgi_worker_spawn(&t->workers[i], o->exe, dev, o->template_path, 120.0, err, errlen)) != KG_OK)
-            return st;
-        t->nworkers++;
         const kg_device_info *d = &t->workers[i].hello.info;
         if (strcmp(d->name, d0->name) != 0 || d->cc_major != d0->cc_major || d->cc_minor != d0->cc_minor ||
             d->sm_count != d0->sm_count) {
@@ -50,6 +56,37 @@ static kg_status start_workers(kgi_tuner *t, char *err, size_t errlen)
             return KG_ERR_INVALID_ARG;
         }
     }
+    t->rep->nworkers = t->nworkers;
+    return KG_OK;
+}
+
+kg_status kgi_tuner_start_workers(kgi_tuner *t)
+{
+    if (t->workers_started)
+        return t->nworkers > 0 ? KG_OK : KG_ERR_DRIVER;
+    char err[1024];
+    kg_status st = start_workers(t, err, sizeof err);
+    if (st != KG_OK) {
+        snprintf(t->err, t->errlen, "%s", err);
+        t->fatal = st;
+    }
+    return st;
+}
+
+/* What the run needs of the GPU before it knows whether anything is left
+ * to time (the space's limits, the database's device key): a probe of the
+ * first device, no worker (they start when a candidate is ready to time). */
+static kg_status probe_device(kgi_tuner *t, char *err, size_t errlen)
+{
+    const kgi_tune_opts *o = t->o;
+    kgi_whello hello;
+    kg_status st = kgi_worker_probe(o->exe, o->ndevices > 0 ? o->devices[0] : 0, o->template_path, 120.0, &hello,
+                                    err, errlen);
+    if (st != KG_OK)
+        return st;
+    t->rep->have_device = 1;
+    t->rep->device = hello.info;
+    t->rep->limits = hello.limits;
     return KG_OK;
 }
 
@@ -92,6 +129,41 @@ static int space_tick(void *ud, const kgi_space *sp)
     return must_stop(t);
 }
 
+/* The walk cache (walkcache.h): with `store` 0, reads this run's space from
+ * an earlier run's entry (1: t->sp filled; *key: the entry's key, 0 when
+ * there is no cache); with `store` 1, keeps the space just walked under
+ * *key (when the modules loaded are still the ones the key was made of). */
+static int walk_cache(kgi_tuner *t, kgi_host *h, const kgi_limits *lim, const char *fixed, unsigned long long *key,
+                      int store)
+{
+    const kgi_tune_opts *o = t->o;
+    kg_context *ctx;
+    if (kg_context_open(&ctx, KG_DEVICE_NONE) != KG_OK || !kgi_cache_dir(ctx, NULL)) {
+        kg_context_close(ctx);
+        return 0;
+    }
+    int hit = 0;
+    if (!store) {
+        char err[1024];
+        int loaded = 1;
+        for (int i = 0; i < o->ntmpl && loaded; i++) { /* the key hashes the modules a walk loads */
+            kgi_walk *w;
+            loaded = kgi_walk_open(h, o->tmpls[i], lim, &w, err, sizeof err) == KG_OK;
+            kgi_walk_close(w);
+        }
+        *key = loaded ? kgi_walkcache_key(h, o->tmpls, o->ntmpl, fixed, o->space, lim) : 0;
+        kgi_space got; /* t->sp is empty, with its tick set */
+        if ((hit = *key && kgi_walkcache_load(ctx, *key, &got))) {
+            got.tick = t->sp->tick, got.tick_ud = t->sp->tick_ud;
+            *t->sp = got;
+        }
+    } else if (*key && !t->sp->stopped && kgi_walkcache_key(h, o->tmpls, o->ntmpl, fixed, o->space, lim) == *key) {
+        kgi_walkcache_store(ctx, *key, t->sp);
+    }
+    kg_context_close(ctx);
+    return hit;
+}
+
 /* Enumerates and checks the space of every template against `lim`. */
 static kg_status build_space(kgi_tuner *t, const kgi_limits *lim, char *err, size_t errlen)
 {
@@ -115,20 +187,29 @@ static kg_status build_space(kgi_tuner *t, const kgi_limits *lim, char *err, siz
     }
     if (o->space && (st = kgi_space_check_override(h, o->tmpls, o->ntmpl, o->space, err, errlen)) != KG_OK)
         goto done;
-    for (int i = 0; o->configs && i < o->configs->n && !t->sp->stopped; i++) {
-        const kgi_config_entry *e = &o->configs->e[i];
-        char text[2048];
-        snprintf(text, sizeof text, "%s %s", e->config, fixed);
-        if ((st = kgi_space_add_config(t->sp, h, e->tmpl, text, lim, err, errlen)) != KG_OK) {
-            char why[1024];
-            snprintf(why, sizeof why, "%s", err);
-            snprintf(err, errlen, "--configs line %d: %s", e->line, why);
-            goto done;
+    unsigned long long key = 0;
+    if (o->configs) {
+        /* exactly the listed configurations: no walk, so nothing to read from or keep in the walk cache */
+        for (int i = 0; i < o->configs->n && !t->sp->stopped; i++) {
+            const kgi_config_entry *e = &o->configs->e[i];
+            char text[2048];
+            snprintf(text, sizeof text, "%s %s", e->config, fixed);
+            if ((st = kgi_space_add_config(t->sp, h, e->tmpl, text, lim, err, errlen)) != KG_OK) {
+                char why[1024];
+                snprintf(why, sizeof why, "%s", err);
+                snprintf(err, errlen, "--configs line %d: %s", e->line, why);
+                goto done;
+            }
         }
+        goto walked;
     }
-    for (int i = 0; !o->configs && i < o->ntmpl && !t->sp->stopped; i++)
+    if ((t->rep->space_cached = walk_cache(t, h, lim, fixed, &key, 0)))
+        goto walked;
+    for (int i = 0; i < o->ntmpl && !t->sp->stopped; i++)
         if ((st = kgi_space_add_template(t->sp, h, o->tmpls[i], fixed, o->space, lim, err, errlen)) != KG_OK)
             goto done;
+    walk_cache(t, h, lim, fixed, &key, 1);
+walked:
     stage_progress(t, "space");
     if ((st = kgi_space_finalize(t->sp)) != KG_OK)
         goto done;
@@ -261,12 +342,8 @@ kg_status kgi_tune_run(const kgi_tune_opts *o, kgi_tune_report *rep, char *err, 
         kgi_model_dev_arch(lim, &t.model);
         arch = o->arch;
     } else {
-        if ((st = start_workers(&t, err, errlen)) != KG_OK)
+        if ((st = probe_device(&t, err, errlen)) != KG_OK)
             goto done;
-        rep->have_device = 1;
-        rep->device = t.workers[0].hello.info;
-        rep->limits = t.workers[0].hello.limits;
-        rep->nworkers = t.nworkers;
         kgi_model_dev_device(&rep->limits, &rep->device, &t.model);
         arch = rep->device.cc_major * 10 + rep->device.cc_minor;
         snprintf(t.key.device, sizeof t.key.device, "%s", rep->device.name);
@@ -350,7 +427,7 @@ void kgi_tune_report_free(kgi_tune_report *rep)
 
 int kgi_tune_worker(int argc, char **argv)
 {
-    /* kgen tune --worker FD DEVICE [TEMPLATE_PATH] */
+    /* kgen tune --worker FD DEVICE [TEMPLATE_PATH [probe]] */
     if (argc < 4)
         return 2;
     char *end;
@@ -360,5 +437,5 @@ int kgi_tune_worker(int argc, char **argv)
     long device = strtol(argv[3], &end, 10);
     if (*end || device < 0)
         return 2;
-    return kgi_worker_main((int)device, (int)fd, argc > 4 ? argv[4] : NULL);
+    return kgi_worker_main((int)device, (int)fd, argc > 4 ? argv[4] : NULL, argc > 5 && strcmp(argv[5], "probe") == 0);
 }

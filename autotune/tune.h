@@ -117,6 +117,7 @@ typedef struct kgi_shape_report {
     int nfinal;
     double final_wall_s;
     char final_note[256];       /* why the final stage did not run or record, empty when it did */
+    int final_current;          /* the stored final set was current: final holds its times, nothing was run */
 } kgi_shape_report;
 
 typedef struct kgi_tune_report {
@@ -128,6 +129,7 @@ typedef struct kgi_tune_report {
     kgi_space space;
     int space_size;             /* candidates that passed check() (this shard) */
     double space_s, space_cpu_s; /* wall and CPU time spent walking and checking the space */
+    int space_cached;           /* the space came from the walk cache (walkcache.h), not a walk */
     kgi_shape_report *shapes;
     int nshapes;                /* shapes finished or started */
     int compiled, compiled_from_cache, compiled_in_worker;

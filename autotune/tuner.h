@@ -22,6 +22,7 @@ typedef struct kgi_tuner {
     int notify[2];              /* the pool's wake-up pipe */
     kgi_worker workers[KGI_TUNE_MAX_DEVICES];
     int nworkers;
+    int workers_started;        /* workers start when a candidate is first ready to time */
     kgi_db *db;                 /* NULL in a dry run */
     long long run_id;
     kgi_dbkey key;              /* device and layout filled in; the rest per candidate */
@@ -39,6 +40,10 @@ typedef struct kgi_tuner {
 /* The evaluate callbacks (kgi_eval_fn) of a real and of a dry run. */
 int kgi_tuner_eval(void *ud, const int *idx, int n, int max_ran, double *ms, unsigned char *ran);
 int kgi_tuner_eval_dry(void *ud, const int *idx, int n, int max_ran, double *ms, unsigned char *ran);
+
+/* tune.c: starts the GPU workers unless started; an error is also the
+ * run's fatal one (t->fatal, t->err). */
+kg_status kgi_tuner_start_workers(kgi_tuner *t);
 
 /* final.c: the final stage (tune.h) for the current shape, after its search. */
 kg_status kgi_tuner_final(kgi_tuner *t);

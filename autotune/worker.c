@@ -144,8 +144,8 @@ static int wait_readable(int fd, double timeout_s)
     }
 }
 
-kg_status kgi_worker_spawn(kgi_worker *w, const char *exe, int device, const char *template_path,
-                           double timeout_s, char *err, size_t errlen)
+static kg_status spawn(kgi_worker *w, const char *exe, int device, const char *template_path, int probe,
+                       double timeout_s, char *err, size_t errlen)
 {
     memset(w, 0, sizeof *w);
     w->fd = -1;
@@ -164,7 +164,8 @@ kg_status kgi_worker_spawn(kgi_worker *w, const char *exe, int device, const cha
     char fd_s[16], dev_s[16];
     snprintf(fd_s, sizeof fd_s, "%d", sv[1]);
     snprintf(dev_s, sizeof dev_s, "%d", device);
-    char *argv[] = {"kgen", "tune", "--worker", fd_s, dev_s, (char *)(template_path ? template_path : ""), NULL};
+    char *argv[] = {"kgen", "tune", "--worker", fd_s, dev_s, (char *)(template_path ? template_path : ""),
+                    probe ? "probe" : NULL, NULL};
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
@@ -205,27 +206,50 @@ sys_fail:
     return KG_ERR_IO;
 }
 
-int kgi_worker_main(int device, int fd, const char *template_path)
+kg_status kgi_worker_spawn(kgi_worker *w, const char *exe, int device, const char *template_path,
+                           double timeout_s, char *err, size_t errlen)
+{
+    return spawn(w, exe, device, template_path, 0, timeout_s, err, errlen);
+}
+
+kg_status kgi_worker_probe(const char *exe, int device, const char *template_path, double timeout_s,
+                           kgi_whello *hello, char *err, size_t errlen)
+{
+    kgi_worker w;
+    kg_status st = spawn(&w, exe, device, template_path, 1, timeout_s, err, errlen);
+    if (st == KG_OK) {
+        *hello = w.hello;
+        kgi_worker_quit(&w);
+    }
+    return st;
+}
+
+int kgi_worker_main(int device, int fd, const char *template_path, int probe)
 {
     signal(SIGPIPE, SIG_IGN);
     kgi_whello hello;
     memset(&hello, 0, sizeof hello);
     kg_context *ctx;
-    hello.status = kg_context_open(&ctx, device);
+    /* a probe opens no context on the device: the driver's attributes only */
+    hello.status = kg_context_open(&ctx, probe ? KG_DEVICE_NONE : device);
     if (hello.status == KG_OK && template_path && template_path[0])
         hello.status = kg_set_template_path(ctx, template_path);
     if (hello.status == KG_OK)
         hello.status = kg_device_query(ctx, device, &hello.info);
-    if (hello.status == KG_OK) {
+    if (hello.status == KG_OK && probe)
+        kgi_limits_from_device(&hello.info, &hello.limits);
+    else if (hello.status == KG_OK)
         hello.limits = *kgi_context_limits(ctx);
+    if (hello.status == KG_OK) {
         if (kg_device_count(ctx, &hello.device_count) != KG_OK)
             hello.device_count = 1;
     }
     if (hello.status != KG_OK)
         snprintf(hello.error, sizeof hello.error, "%s", ctx ? kg_last_error(ctx) : kg_strerror(hello.status));
-    if (write_full(fd, &hello, sizeof hello) != 0 || hello.status != KG_OK) {
+    int said = write_full(fd, &hello, sizeof hello) == 0;
+    if (!said || hello.status != KG_OK || probe) {
         kg_context_close(ctx);
-        return 1;
+        return said && hello.status == KG_OK ? 0 : 1;
     }
     kgi_bufs *bufs = NULL;
     int rc = 0;

@@ -79,6 +79,12 @@ typedef struct kgi_worker {
  * is cleaned up; KG_ERR_NO_DRIVER / KG_ERR_NO_DEVICE as the worker reports. */
 kg_status kgi_worker_spawn(kgi_worker *w, const char *exe, int device, const char *template_path,
                            double timeout_s, char *err, size_t errlen);
+/* The hello of a worker that only queries `device` (the driver's
+ * attributes, no context: much cheaper than a worker) and exits: what a
+ * run needs to walk its space and read the database before it knows
+ * whether anything is left to time. Errors as kgi_worker_spawn's. */
+kg_status kgi_worker_probe(const char *exe, int device, const char *template_path, double timeout_s,
+                           kgi_whello *hello, char *err, size_t errlen);
 int kgi_worker_send(kgi_worker *w, const kgi_wreq *req);
 /* Reads one message: 1, 0 at end of file (the worker died), -1 on error. */
 int kgi_worker_read(kgi_worker *w, kgi_wmsg *msg);
@@ -88,9 +94,9 @@ void kgi_worker_kill(kgi_worker *w, char *how, size_t howlen);
 /* Asks the worker to quit and reaps it (killing it after 5 s). */
 void kgi_worker_quit(kgi_worker *w);
 
-/* The worker's side: serves requests on fd until QUIT or end of file.
- * Returns the process exit status. */
-int kgi_worker_main(int device, int fd, const char *template_path);
+/* The worker's side: serves requests on fd until QUIT or end of file
+ * (probe: says hello and exits). Returns the process exit status. */
+int kgi_worker_main(int device, int fd, const char *template_path, int probe);
 
 /* measure.c, in the worker: verifies and times one candidate; sends the
  * PROBE heartbeat on out_fd and fills *msg with the RESULT. `bufs` keeps

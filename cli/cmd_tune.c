@@ -117,9 +117,13 @@ static void print_final(FILE *f, const kgi_shape_report *s, const kgi_tune_opts 
         fprintf(f, "  final stage %s\n", s->final_note);
     if (s->nfinal == 0 || s->final_note[0])
         return;
-    fprintf(f, "  final stage: the %d fastest in the database for this shape, timed back to back (L2 warm), %d round%s"
-               " of ~%.0f ms each, %.1f s; kg_matmul takes the first\n",
-            s->nfinal, o->final_rounds, o->final_rounds == 1 ? "" : "s", o->final_sample_ms, s->final_wall_s);
+    if (s->final_current)
+        fprintf(f, "  final stage: current (the %d finalists' times from an earlier run; nothing new since);"
+                   " kg_matmul takes the first\n", s->nfinal);
+    else
+        fprintf(f, "  final stage: the %d fastest in the database for this shape, timed back to back (L2 warm), %d"
+                   " round%s of ~%.0f ms each, %.1f s; kg_matmul takes the first\n",
+                s->nfinal, o->final_rounds, o->final_rounds == 1 ? "" : "s", o->final_sample_ms, s->final_wall_s);
     fprintf(f, "  %-4s %10s %10s %8s %7s  %s\n", "rank", "final ms", "search ms", "TFLOP/s", "range", "configuration");
     for (int i = 0; i < s->nfinal; i++) {
         const kgi_final_row *r = &s->final[i];
@@ -144,10 +148,11 @@ static void print_summary(const kgi_tune_report *rep, const kgi_tune_opts *o, in
     else
         fprintf(f, "\ndry run for %s (no GPU): nothing was timed or recorded\n", rep->limits.name);
     fprintf(f, "space: %ld combinations of %d template%s, %ld rejected by check() (%ld subtrees), %d candidates%s;"
-            " %ld check() calls in %.2f s (%.2f s of CPU)\n",
+            " %ld check() and %ld resources() calls%s in %.2f s (%.2f s of CPU)\n",
             rep->space.enumerated, rep->space.ntmpl, rep->space.ntmpl == 1 ? "" : "s", rep->space.rejected,
-            rep->space.subtrees, rep->space.n, o->shard_n > 1 ? " in this shard" : "", rep->space.checks, rep->space_s,
-            rep->space_cpu_s);
+            rep->space.subtrees, rep->space.n, o->shard_n > 1 ? " in this shard" : "", rep->space.checks,
+            rep->space.resource_calls, rep->space_cached ? " when walked; read from the walk cache" : "",
+            rep->space_s, rep->space_cpu_s);
     fprintf(f, "compiled: %d (%d from the cache, %.1f s of NVRTC time); %d compiled again in a worker\n",
             rep->compiled, rep->compiled_from_cache, rep->compile_ms / 1e3, rep->compiled_in_worker);
     row *rows = malloc(((size_t)rep->space.n + 1) * sizeof *rows);

@@ -117,8 +117,9 @@ static void own_environment(lua_State *L)
         lua_pop(L, 1);
 }
 
-/* Loads the chunk for `name` onto the stack; returns 0 when not found. */
-static int find_module(lua_State *L, kgi_host *h, const char *name)
+/* The file for module `name` in the template path: 1 with its name in
+ * file, 0 when the path has none. */
+static int path_file(const kgi_host *h, const char *name, char *file, size_t len)
 {
     char rel[256];
     size_t n = strlen(name);
@@ -127,27 +128,29 @@ static int find_module(lua_State *L, kgi_host *h, const char *name)
     for (size_t i = 0; i <= n; i++)
         rel[i] = name[i] == '.' ? '/' : name[i];
     strcat(rel, ".lua");
-    if (h->path) {
-        const char *p = h->path;
-        while (*p) {
-            size_t len = strcspn(p, ":");
-            if (len > 0) {
-                char file[4096];
-                if ((size_t)snprintf(file, sizeof file, "%.*s/%s", (int)len, p, rel) < sizeof file) {
-                    FILE *f = fopen(file, "rb");
-                    if (f) {
-                        fclose(f);
-                        if (luaL_loadfilex(L, file, "t") != LUA_OK)
-                            lua_error(L);
-                        own_environment(L);
-                        return 1;
-                    }
-                }
-            }
-            p += len;
-            if (*p == ':')
-                p++;
+    for (const char *p = h->path; p && *p;) {
+        size_t dl = strcspn(p, ":");
+        FILE *f = dl > 0 && (size_t)snprintf(file, len, "%.*s/%s", (int)dl, p, rel) < len ? fopen(file, "rb") : NULL;
+        if (f) {
+            fclose(f);
+            return 1;
         }
+        p += dl;
+        if (*p == ':')
+            p++;
+    }
+    return 0;
+}
+
+/* Loads the chunk for `name` onto the stack; returns 0 when not found. */
+static int find_module(lua_State *L, kgi_host *h, const char *name)
+{
+    char file[4096];
+    if (path_file(h, name, file, sizeof file)) {
+        if (luaL_loadfilex(L, file, "t") != LUA_OK)
+            lua_error(L);
+        own_environment(L);
+        return 1;
     }
     for (const kgi_embedded *e = kgi_embedded_files; e->module; e++) {
         if (strcmp(e->module, name) == 0) {
@@ -730,4 +733,58 @@ fail:
     free(src->text);
     free(src);
     return st;
+}
+
+/* ------------------------------------------------------------ the loaded modules' hash */
+
+static int cmp_module_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* 64-bit FNV-1a, chained (gen/ sits below runtime/'s kgi_hash). */
+static unsigned long long fnv(const void *data, size_t n, unsigned long long h)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+/* Hashes module `name`'s text as find_module would find it. */
+static unsigned long long hash_module(kgi_host *h, const char *name, unsigned long long hs)
+{
+    char file[4096], buf[8192];
+    FILE *f = path_file(h, name, file, sizeof file) ? fopen(file, "rb") : NULL;
+    if (f) {
+        hs = fnv("file", 5, hs);
+        for (size_t got; (got = fread(buf, 1, sizeof buf, f)) > 0;)
+            hs = fnv(buf, got, hs);
+        fclose(f);
+        return hs;
+    }
+    for (const kgi_embedded *e = kgi_embedded_files; e->module; e++)
+        if (strcmp(e->module, name) == 0)
+            return fnv(e->text, e->len, fnv("embedded", 9, hs));
+    return fnv("missing", 8, hs);
+}
+
+unsigned long long kgi_host_modules_hash(kgi_host *h, unsigned long long seed)
+{
+    lua_State *L = h->L;
+    int top = lua_gettop(L);
+    const char *names[512];
+    int n = 0;
+    lua_getfield(L, LUA_REGISTRYINDEX, LOADED_KEY);
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) == LUA_TSTRING && n < (int)(sizeof names / sizeof *names))
+            names[n++] = lua_tostring(L, -1); /* the keys stay in the table on the stack */
+    }
+    qsort(names, (size_t)n, sizeof *names, cmp_module_names);
+    unsigned long long hs = fnv(&n, sizeof n, seed);
+    for (int i = 0; i < n; i++)
+        hs = hash_module(h, names[i], fnv(names[i], strlen(names[i]) + 1, hs));
+    lua_settop(L, top);
+    return hs;
 }

@@ -191,6 +191,13 @@ typedef struct kgi_access_walk {
     void (*request)(void *ud, int e, int it, int w, const long long *addr);
 } kgi_access_walk;
 
+/* A hash of every module h has loaded, by name order: each one's name and
+ * source text, as require() found it (the template path's file, else the
+ * embedded text). With the templates loaded, it changes whenever anything
+ * their check() or resources() could run changes (the tuner's walk cache,
+ * autotune/walkcache.c). */
+unsigned long long kgi_host_modules_hash(kgi_host *h, unsigned long long seed);
+
 /* KG_ERR_TEMPLATE with *missing set when the template has no accesses(); a
  * malformed entry is an error naming it. */
 kg_status kgi_host_accesses(kgi_host *h, const char *tmpl, const char *config, const kgi_access_walk *w,

@@ -6,9 +6,10 @@
  *
  * check() is a pure function of (cfg, limits), so a rejection that read the
  * parameters R rejects every configuration that agrees with this one on R:
- * the space walk skips them all with one call; a pass that read (with
- * resources()) the parameters R likewise holds, with the same resources,
- * for every configuration that agrees on R. The proxy's __pairs counts as
+ * the space walk skips them all with one call; a pass likewise holds for
+ * every configuration that agrees on R, and a resources() call that read
+ * the parameters S gives the same resources for every configuration that
+ * agrees on S. The proxy's __pairs counts as
  * reading every parameter, and a write into cfg (kept for that call only)
  * also reads everything: sound, only less pruning. (A check() that changed
  * a parameter's value would make the host's canonical text differ from the
@@ -49,5 +50,13 @@ void kgi_walk_set(kgi_walk *w, int p, int slot);
  * as kgi_host_resources reads it (the configuration's layout and pad
  * included); *reads then also holds what resources() read. */
 int kgi_walk_check(kgi_walk *w, uint64_t *reads, kgi_resources *res, char *why, size_t whylen);
+/* resources() alone on the current configuration (one that check() passed):
+ * 0 with *res and *reads (what resources() and the reading of its layout
+ * and pad read), -1 when the template raised an error (why says where). */
+int kgi_walk_resources(kgi_walk *w, uint64_t *reads, kgi_resources *res, char *why, size_t whylen);
+/* The parameters the last kgi_walk_check or kgi_walk_resources read, in the
+ * order first read (*seq), and their count; -1 when it read all at once
+ * (pairs(cfg), a write into cfg), so that no order holds. */
+int kgi_walk_read_order(const kgi_walk *w, const unsigned char **seq);
 
 #endif

@@ -23,6 +23,9 @@
  *      120     8  FNV-1a of bytes 0..119
  *      128     -  payload
  *
+ * Other entries (kgi_cache_blob_get/put: the tuner's space walks) are
+ * DIR/<key>.<ext>, with a shorter header of their own (see below).
+ *
  * A file is written to a temporary name in the same directory and renamed
  * into place, so readers and concurrent writers of the same key never see a
  * partial file: the last rename wins and every writer wrote the same bytes.
@@ -446,6 +449,94 @@ static int dir_ready(struct kgi_cache *c, int create)
         return 0;
     }
     return c->dir_ready = 1;
+}
+
+/* ------------------------------------------------------------ other entries */
+
+/* DIR/<key>.<ext>: a 48-byte header (magic "KGENBLOB", format, header
+ * size, key, data size, FNV-1a of the data, FNV-1a of bytes 0..39), then
+ * the data. */
+#define BLOB_HDR 48
+static const char BLOB_MAGIC[8] = {'K', 'G', 'E', 'N', 'B', 'L', 'O', 'B'};
+
+static int blob_path(const struct kgi_cache *c, const char *ext, unsigned long long key, char *path, size_t len)
+{
+    return (size_t)snprintf(path, len, "%s/%016llx.%s", c->dir, key, ext) < len;
+}
+
+int kgi_cache_blob_get(kg_context *ctx, const char *ext, unsigned long long key, void **data, size_t *len)
+{
+    struct kgi_cache *c = ctx->cache;
+    char path[4096];
+    *data = NULL, *len = 0;
+    if (!c || !dir_ready(c, 0) || !blob_path(c, ext, key, path, sizeof path))
+        return 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return 0;
+    struct stat sb;
+    unsigned char *buf = NULL;
+    int ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size >= BLOB_HDR && sb.st_size < (1 << 30) &&
+             (buf = malloc((size_t)sb.st_size));
+    size_t got = 0;
+    int unreadable = 0;
+    while (ok && got < (size_t)sb.st_size) {
+        ssize_t r = read(fd, buf + got, (size_t)sb.st_size - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            ok = 0, unreadable = r < 0;
+        else
+            got += (size_t)r;
+    }
+    close(fd);
+    uint64_t size = ok ? get64(buf + 24) : 0;
+    ok = ok && memcmp(buf, BLOB_MAGIC, 8) == 0 && get32(buf + 8) == KGI_CACHE_FORMAT && get32(buf + 12) == BLOB_HDR &&
+         get64(buf + 40) == kgi_hash(buf, 40, KGI_HASH_SEED) && get64(buf + 16) == key &&
+         size == (uint64_t)sb.st_size - BLOB_HDR && get64(buf + 32) == kgi_hash(buf + BLOB_HDR, (size_t)size, KGI_HASH_SEED);
+    if (!ok) {
+        struct stat now;
+        if (buf && !unreadable && stat(path, &now) == 0 && now.st_ino == sb.st_ino && now.st_dev == sb.st_dev)
+            unlink(path);
+        free(buf);
+        return 0;
+    }
+    memmove(buf, buf + BLOB_HDR, (size_t)size);
+    *data = buf, *len = (size_t)size;
+    return 1;
+}
+
+void kgi_cache_blob_put(kg_context *ctx, const char *ext, unsigned long long key, const void *data, size_t len)
+{
+    struct kgi_cache *c = ctx->cache;
+    char path[4096], tmp[4096 + 16];
+    if (!c || !dir_ready(c, 1) || !blob_path(c, ext, key, path, sizeof path))
+        return;
+    snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        snprintf(c->why, sizeof c->why, "cannot write to %s: %s", c->dir, strerror(errno));
+        return;
+    }
+    unsigned char h[BLOB_HDR];
+    memset(h, 0, sizeof h);
+    memcpy(h, BLOB_MAGIC, 8);
+    put32(h + 8, KGI_CACHE_FORMAT);
+    put32(h + 12, BLOB_HDR);
+    put64(h + 16, key);
+    put64(h + 24, len);
+    put64(h + 32, kgi_hash(data, len, KGI_HASH_SEED));
+    put64(h + 40, kgi_hash(h, 40, KGI_HASH_SEED));
+    int ok = write_all(fd, h, sizeof h) && write_all(fd, data, len);
+    int err = errno;
+    if (close(fd) != 0 && ok)
+        ok = 0, err = errno;
+    if (ok && rename(tmp, path) != 0)
+        ok = 0, err = errno;
+    if (!ok) {
+        snprintf(c->why, sizeof c->why, "cannot write %.400s: %s", path, strerror(err));
+        unlink(tmp);
+    }
 }
 
 kg_status kgi_cache_compile(kg_context *ctx, const kg_source *src, int arch, const void **cubin, size_t *size,

@@ -100,8 +100,5 @@ void kgi_workspace_free(kg_context *ctx, CUdeviceptr p, CUstream stream);
 
 /* device.c: reads the attributes of device `ordinal` into `info`. */
 kg_status kgi_cu_device_info(kg_context *ctx, const kgi_cu *cu, int ordinal, kg_device_info *info);
-/* device.c: the limits templates check against, from a device's attributes
- * (allocation granularities and FP32 lanes from the architecture table). */
-void kgi_limits_from_device(const kg_device_info *info, kgi_limits *lim);
 
 #endif

@@ -47,6 +47,10 @@ const kgi_limits *kgi_arch_limits(int sm);
 const kgi_limits *kgi_arch_table(void);
 /* Limits of the context's target: the device's when there is one. */
 const kgi_limits *kgi_context_limits(kg_context *ctx);
+/* runtime/device.c: the limits templates check against, from a device's
+ * attributes (allocation granularities and FP32 lanes from the
+ * architecture table): a context's own for its device. */
+void kgi_limits_from_device(const kg_device_info *info, kgi_limits *lim);
 
 /* ------------------------------------------------------------ occupancy */
 
@@ -144,6 +148,15 @@ kg_status kgi_time_back_to_back(kg_context *ctx, const kg_kernel *kern, const kg
 /* runtime/cache.c: the disk cache's directory, or NULL when it is off;
  * *why says why it is off or, when on, the last problem writing to it ("" when none). */
 const char *kgi_cache_dir(kg_context *ctx, const char **why);
+/* runtime/cache.c: other entries of the disk cache (the tuner's space
+ * walks), DIR/<16 hex digits of key>.<ext> under the same rules (a trusted
+ * directory, atomic writes, regular files only), each with a header that
+ * holds the key and a checksum of the data. kgi_cache_blob_get: 1 and
+ * *data (malloc'd) on a hit; 0 on a miss, the cache off or a damaged or
+ * truncated file (deleted). kgi_cache_blob_put: a failure is noted for
+ * kgi_cache_dir's why and otherwise ignored. */
+int kgi_cache_blob_get(kg_context *ctx, const char *ext, unsigned long long key, void **data, size_t *len);
+void kgi_cache_blob_put(kg_context *ctx, const char *ext, unsigned long long key, const void *data, size_t len);
 
 /* runtime/launch.c: the shared-memory carveout, in percent of smem_per_sm,
  * that holds `blocks` blocks of `smem` bytes (plus `reserved` each): the

@@ -42,7 +42,20 @@ check "dry run would time all 8" grep -q "would-be-timed 8" "$tmp/dry.err"
 check "dry run lists them" test "$(grep -c "^  [0-9].* matmul bm=" "$tmp/dry.err")" = 8
 check "dry run writes no database" test ! -e "$tmp/never.db"
 check "the default strategy is auto" grep -q "strategy auto" "$tmp/dry.err"
-check "the summary counts the walk's check() calls" grep -q "check() calls in" "$tmp/dry.err"
+check "the summary counts the walk's check() calls" grep -q "check() and [0-9]* resources() calls in" "$tmp/dry.err"
+# the same dry run again: the walk comes from the walk cache, the same result
+"$KGEN" tune --dry-run --arch sm_90 --template matmul --space "$space" --m 100 --n 128 --k 64 --top 0 \
+    >"$tmp/dry2.out" 2>"$tmp/dry2.err"
+check "a second dry run reads the walk cache" grep -q "calls when walked; read from the walk cache" "$tmp/dry2.err"
+check "... and lists the same candidates" diff <(grep "^  [0-9].* matmul bm=" "$tmp/dry.err") \
+    <(grep "^  [0-9].* matmul bm=" "$tmp/dry2.err")
+check "... one walk entry in the cache" test "$(ls "$KGEN_CACHE_DIR"/*.walk | wc -l)" = 1
+KGEN_CACHE=0 "$KGEN" tune --dry-run --arch sm_90 --template matmul --space "$space" --m 100 --n 128 --k 64 \
+    --top 0 >/dev/null 2>"$tmp/dry3.err"
+check "KGEN_CACHE=0 walks again" grep -q "resources() calls in" "$tmp/dry3.err"
+"$KGEN" tune --dry-run --arch sm_80 --template matmul --space "$space" --m 100 --n 128 --k 64 --top 0 \
+    >/dev/null 2>"$tmp/dry4.err"
+check "another architecture walks again" grep -q "resources() calls in" "$tmp/dry4.err"
 # the limits table decides: 70 KB of shared memory fits sm_90, not sm_75
 big="bm=256 bn=256 bk=32 tm=8 tn=8 pad=4 vec=4"
 "$KGEN" tune --dry-run --arch sm_75 --template matmul --space "$big" >/dev/null 2>"$tmp/d75.err"
@@ -56,6 +69,12 @@ check "model --budget 3 would time 3" grep -q "would-be-timed 3" "$tmp/m.err"
 # the faulty test template: three modes, two block sizes
 "$KGEN" tune --dry-run --template-dir "$SRC/templates" --template faulty >/dev/null 2>"$tmp/f.err"
 check "--template-dir templates are tuned" grep -q "6 candidates" "$tmp/f.err"
+# a template that requires no library module: its walk is cached all the same
+for i in 1 2; do
+    "$KGEN" tune --dry-run --template-dir "$SRC/templates" --template tricky --strategy model --budget 1 \
+        >/dev/null 2>"$tmp/tr$i.err"
+done
+check "a walk is cached whatever modules its template loads" grep -q "read from the walk cache" "$tmp/tr2.err"
 
 # bad input: a message naming what was wrong, exit 2
 expect 2 "unknown --strategy 'sideways'" tune --dry-run --strategy sideways

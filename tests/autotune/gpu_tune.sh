@@ -15,7 +15,8 @@
 # 5. A suite of shapes (--shapes) tunes each shape.
 # 6. The final stage: the fastest rows of the shape timed again back to
 #    back; exactly that many rows carry a final time, a later final stage
-#    replaces them, and kg_matmul takes the fastest finalist (gpu_lookup).
+#    replaces them, the same run again (nothing new) times nothing and
+#    starts no GPU worker, and kg_matmul takes the fastest finalist (gpu_lookup).
 set -u
 KGEN=$1 LOOKUP=$2 TDIR=$3
 "$LOOKUP" --probe
@@ -119,6 +120,13 @@ check "db list names the final stage's choice" grep -q "final stage:" "$tmp/l1.o
 check "a --final 3 run exits 0" test $? = 0
 check "it timed 3 finalists in 4 rounds" grep -q "final stage: the 3 fastest .* 4 rounds" "$tmp/t3.err"
 check "and replaced the earlier final times: 3 rows carry one (got $(finals))" test "$(finals)" = 3
+# the same run again: nothing new, so nothing is timed and no GPU worker starts
+"$KGEN" tune --template matmul --space "$space" --m 1024 --n 1024 --k 1024 --db "$tmp/t.db" --final 3 \
+    --final-rounds 4 >/dev/null 2>"$tmp/t3b.err"
+check "the same run again finds its final set current" grep -q "final stage: current" "$tmp/t3b.err"
+check "... reads its walk from the walk cache" grep -q "read from the walk cache" "$tmp/t3b.err"
+check "... and starts no GPU worker" grep -q ", 0 workers; database" "$tmp/t3b.err"
+check "... and keeps the 3 final times (got $(finals))" test "$(finals)" = 3
 # a new ok row for the shape (a search with --final 0) clears the set
 cp "$tmp/t.db" "$tmp/t4.db"
 "$KGEN" tune --template matmul --space "bm=32 bn=32 bk=8 tm=4 tn=4 pad=0 vec=4" --m 1024 --n 1024 --k 1024 \

@@ -56,7 +56,7 @@ run_and_signal compile TERM 1.5 tune --dry-run --arch sm_90 --template matmul_wa
 check "SIGTERM: exit 143" test "$rc" = 143
 check "SIGTERM: stops within 1 s" within 0 "$took" 1
 check "SIGTERM: says interrupted" grep -q "interrupted (SIGTERM)" "$tmp/compile.err"
-check "SIGTERM: the walk had finished" grep -q "candidates; .* check() calls" "$tmp/compile.err"
+check "SIGTERM: the walk had finished" grep -q "candidates; .* check() and .* resources() calls" "$tmp/compile.err"
 
 # 3. --time bounds the whole run, the walk included
 t0=$(now)

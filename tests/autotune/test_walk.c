@@ -7,12 +7,14 @@
  * one by one (kgi_host_check, no proxy), each with the resources() of its
  * own configuration, and the walk counts every rejected combination once.
  * Also: the walk calls check() far fewer times than there are combinations,
- * and a tick that asks to stop stops it.
+ * a tick that asks to stop stops it, and the memo of resources() keeps
+ * only what calls' reads prove.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "autotune/memo.h"
 #include "autotune/space.h"
 #include "testutil.h"
 
@@ -95,7 +97,7 @@ static void compare(kgi_host *h, const char *tmpl, const char *space, int sm)
     /* each candidate's resources are its own (a pass shares them over a subtree) */
     kgi_space one;
     int bad = 0;
-    for (int i = 0; i < sp.n; i += sp.n > 400 ? sp.n / 400 : 1) {
+    for (int i = 0; i < sp.n; i += sp.n > 1000 ? sp.n / 1000 : 1) {
         memset(&one, 0, sizeof one);
         if (kgi_space_add_config(&one, h, tmpl, sp.cand[i].config, lim, err, sizeof err) != KG_OK || one.n != 1 ||
             memcmp(&one.cand[0].res, &sp.cand[i].res, sizeof one.cand[0].res) != 0)
@@ -103,13 +105,36 @@ static void compare(kgi_host *h, const char *tmpl, const char *space, int sm)
         kgi_space_free(&one);
     }
     CHECK_MSG(bad == 0, "%s: %d candidates carry resources that are not their own", tmpl, bad);
-    printf("%s sm_%d: %ld combinations, %d valid, %ld rejected in %ld subtrees, %ld check() calls\n", tmpl, sm,
-           sp.enumerated, sp.n, sp.rejected, sp.subtrees, sp.checks);
+    printf("%s sm_%d: %ld combinations, %d valid, %ld rejected in %ld subtrees, %ld check() and %ld resources()"
+           " calls\n",
+           tmpl, sm, sp.enumerated, sp.n, sp.rejected, sp.subtrees, sp.checks, sp.resource_calls);
     for (int i = 0; i < nvalid; i++)
         free(want[i]);
     free(want);
     free(got);
     kgi_space_free(&sp);
+}
+
+/* The memo of resources() (autotune/memo.h): a leaf for what a call read,
+ * misses elsewhere, and calls that contradict the tree are not stored. */
+static void test_memo(void)
+{
+    int nv[3] = {2, 3, 2};
+    kgi_memo *m = kgi_memo_new(nv, 3);
+    CHECK(m != NULL);
+    const unsigned char ab[] = {0, 1}, a[] = {0}, c[] = {2};
+    int x00[] = {0, 0, 0}, x01[] = {0, 1, 1}, x10[] = {1, 2, 0}, x11[] = {1, 2, 1};
+    CHECK(kgi_memo_find(m, x00) == -1);
+    CHECK(kgi_memo_put(m, ab, 2, x00, 7) == 0);
+    CHECK(kgi_memo_find(m, x00) == 7);
+    CHECK(kgi_memo_find(m, (int[]){0, 0, 1}) == 7); /* c was not read */
+    CHECK(kgi_memo_find(m, x01) == -1);
+    CHECK(kgi_memo_put(m, a, 1, x01, 8) == -1);      /* after a=0 comes b, not a leaf */
+    CHECK(kgi_memo_put(m, c, 1, x10, 9) == -1);      /* the first read is a, not c */
+    CHECK(kgi_memo_put(m, a, 1, x10, 9) == 0);       /* a=1 alone decides */
+    CHECK(kgi_memo_find(m, x11) == 9 && kgi_memo_find(m, x01) == -1);
+    CHECK(kgi_memo_put(m, ab, 0, x01, 1) == -1);     /* no reads: the root is no leaf */
+    kgi_memo_free(m);
 }
 
 static int stop_at_once(void *ud, const kgi_space *sp)
@@ -151,6 +176,7 @@ int main(int argc, char **argv)
                               " cc=0,1 sk=0,1 red=1,4 minb=1,3 layout=tn",
             80);
     test_stop(h);
+    test_memo();
     kgi_host_free(h);
     TEST_DONE();
 }

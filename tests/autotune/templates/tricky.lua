@@ -3,8 +3,8 @@
 -- brute-force enumeration): rules that read a parameter only on some
 -- branches, a late parameter deciding before an early one, a helper that
 -- walks cfg with pairs(), a write into cfg, a rule on the limits, and
--- resources() that read a parameter check() never reads. It renders
--- nothing useful: it is never compiled.
+-- resources() that read a parameter check() never reads, on one branch.
+-- It renders nothing useful: it is never compiled.
 
 local T = { name = "tricky", version = 1 }
 
@@ -48,9 +48,12 @@ function T.check(cfg, limits)
   return true
 end
 
+-- e on one branch only (c = 1), so that one pass's subtree holds several
+-- readings of resources() and another one
 function T.resources(cfg)
-  return { threads = 32 * cfg.a, smem_static = 16 * cfg.e, smem_dynamic = 0, outputs_per_thread = cfg.d,
-           loads_a = cfg.b, loads_b = 1, flops_per_phase = 2, tile = { m = cfg.a, n = cfg.b, k = cfg.e + 1 } }
+  local k = cfg.c == 1 and cfg.e + 1 or 1
+  return { threads = 32 * cfg.a, smem_static = 16 * k, smem_dynamic = 0, outputs_per_thread = cfg.d,
+           loads_a = cfg.b, loads_b = 1, flops_per_phase = 2, tile = { m = cfg.a, n = cfg.b, k = k } }
 end
 
 function T.render(cfg, meta)
