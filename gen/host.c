@@ -612,6 +612,8 @@ static int l_read_geometry(lua_State *L)
     g->m_multiple = req ? (unsigned)int_field(L, req, "requires", "m_multiple", 1, 1) : 1;
     g->n_multiple = req ? (unsigned)int_field(L, req, "requires", "n_multiple", 1, 1) : 1;
     g->k_multiple = req ? (unsigned)int_field(L, req, "requires", "k_multiple", 1, 1) : 1;
+    g->m_max = req ? (unsigned)int_field(L, req, "requires", "m_max", 0, 1) : 0;
+    g->n_max = req ? (unsigned)int_field(L, req, "requires", "n_max", 0, 1) : 0;
     g->ld_multiple = req ? (unsigned)int_field(L, req, "requires", "ld_multiple", 1, 1) : 1;
     g->align = req ? (unsigned)int_field(L, req, "requires", "align", 4, 1) : 4;
     lua_pop(L, 1);

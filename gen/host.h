@@ -52,6 +52,7 @@ typedef struct kgi_geometry {
     struct { char dim; unsigned div, mul; } grid[3];
     size_t smem_static, smem_dynamic;
     unsigned m_multiple, n_multiple, k_multiple;     /* 1: any */
+    unsigned m_max, n_max;                           /* the largest M, N taken; 0: any */
     unsigned ld_multiple;                            /* lda and ldb */
     unsigned align;                                  /* bytes, A and B */
     /* 4: the kernel reads A and B through packed copies (kg_source's

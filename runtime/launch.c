@@ -107,6 +107,14 @@ int kgi_multiples_ok(const kgi_geometry *geo, const kg_gemm *g, char *why, size_
             return 0;
         }
     }
+    const struct { const char *name; int v; unsigned max; } s[] = {{"M", g->m, geo->m_max}, {"N", g->n, geo->n_max}};
+    for (int i = 0; i < 2; i++) {
+        if (s[i].max > 0 && (unsigned)s[i].v > s[i].max) {
+            snprintf(why, len, "%s=%d exceeds %u, the most this kernel takes (a kernel for a small %s)", s[i].name,
+                     s[i].v, s[i].max, s[i].name);
+            return 0;
+        }
+    }
     return 1;
 }
 
