@@ -120,18 +120,21 @@ int kgi_multiples_ok(const kgi_geometry *geo, const kg_gemm *g, char *why, size_
 
 int kgi_vectors_ok(const kgi_geometry *geo, const kg_gemm *g, char *why, size_t len)
 {
+    /* the operands the rules bind (vec_operands: 1 A, 2 B, 3 or 0 both) */
+    int va = !(geo->vec_operands == 2), vb = !(geo->vec_operands == 1);
     if (geo->ld_multiple > 1) {
-        if ((unsigned)g->lda % geo->ld_multiple || (unsigned)g->ldb % geo->ld_multiple) {
+        int bad_a = va && (unsigned)g->lda % geo->ld_multiple, bad_b = vb && (unsigned)g->ldb % geo->ld_multiple;
+        if (bad_a || bad_b) {
             snprintf(why, len, "%s=%d is not a multiple of %u, which this kernel's vector loads need",
-                     (unsigned)g->lda % geo->ld_multiple ? "lda" : "ldb",
-                     (unsigned)g->lda % geo->ld_multiple ? g->lda : g->ldb, geo->ld_multiple);
+                     bad_a ? "lda" : "ldb", bad_a ? g->lda : g->ldb, geo->ld_multiple);
             return 0;
         }
     }
     if (geo->align > 4) {
-        if ((uintptr_t)g->a % geo->align || (uintptr_t)g->b % geo->align) {
-            snprintf(why, len, "%s is not %u-byte aligned, which this kernel's vector loads need",
-                     (uintptr_t)g->a % geo->align ? "A" : "B", geo->align);
+        int bad_a = va && (uintptr_t)g->a % geo->align, bad_b = vb && (uintptr_t)g->b % geo->align;
+        if (bad_a || bad_b) {
+            snprintf(why, len, "%s is not %u-byte aligned, which this kernel's vector loads need", bad_a ? "A" : "B",
+                     geo->align);
             return 0;
         }
     }

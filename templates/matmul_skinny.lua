@@ -28,8 +28,10 @@
 -- The small operand X goes through shared memory, a chunk of K at a time
 -- (zeros past K and past S), so that every read of it is a broadcast (rows)
 -- or a conflict-free vector (dots), whichever way X is stored. Loads of Y
--- are unrolled (`ul` rows in flight per warp; dots: 4 vectors of each row)
--- so that enough bytes are in flight to saturate the memory.
+-- are unrolled (rows: 8 rows in flight per warp, 4 for ms x vec >= 32;
+-- dots: 4 vectors of each row, 2 for ms >= 8) so that enough bytes are in
+-- flight to saturate the memory; pipe = 1 instead issues the next chunk's
+-- loads before the current chunk is multiplied.
 --
 -- Parallelism: kc > 0 cuts K into slices of kc (grid y = ceil(K / kc)),
 -- whose sums are added into C atomically after a first kernel has set
@@ -37,7 +39,8 @@
 -- (beta == 0: C is never read). Rows of Y past L are clamped (loaded, never
 -- stored); vectors that straddle the end of a row read only the floats
 -- inside. The precondition S <= ms is declared as render().requires'
--- m_max or n_max, and the launcher refuses a larger S.
+-- m_max or n_max, and the launcher refuses a larger S; vec = 4's alignment
+-- rules bind the large operand alone (requires.vector_operand).
 
 local params = require "lib.params"
 local emit = require "lib.emit"
@@ -51,20 +54,27 @@ T.params = {
   { name = "ms", type = "int", default = 1, values = { 1, 2, 4, 8, 16 },
     doc = "the most rows (small=m) or columns (small=n) of C the kernel takes: each thread keeps ms sums per output" },
   { name = "vec", type = "int", default = 4, values = { 1, 4 },
-    doc = "floats per load of the large operand (4: 16-byte loads; lda and ldb multiples of 4, A and B 16-byte aligned)" },
+    doc = "floats per load of the large operand (4: 16-byte loads; its leading dimension a multiple of 4, its pointer 16-byte aligned; the small operand is read by floats)" },
   { name = "kc", type = "int", default = 256, values = { 0, 128, 256, 512, 1024, 2048, 4096 },
     doc = "K per block (grid y = ceil(K / kc)), the slices added into C atomically after a beta pass; 0: one block takes all of K and stores C" },
+  { name = "pipe", type = "int", default = 0, values = { 0, 1 },
+    doc = "1: a chunk of K is one batch of loads, and the next chunk's loads of the large operand are issued before the current one is multiplied (two sets of registers); 0: each chunk's loads in batches, issued after its X is staged" },
   { name = "layout", type = "enum", default = "nn", values = { "nn", "nt", "tn", "tt" },
     doc = "op(A), op(B): n as stored, t transposed (A stored K x M, B stored N x K)" },
 }
 
--- The values the tuner explores: 30 configurations per layout (vec = 1,
--- for leading dimensions that are not multiples of 4, through --space).
+-- The values the tuner explores: 40 configurations per layout. Left out
+-- (--space puts them back): vec = 1, for a large operand whose rows are
+-- not 16-byte granular; pipe = 1, slower than pipe = 0 on 22 of the 24
+-- measured products (H200, bench/skinny.txt in 4 layouts: by 4-26 %), 1 %
+-- faster on one, even on the other; kc = 128 and 1024, which the kept
+-- slices come within 5 % of on every measured product.
 T.space = {
   small = { "m", "n" },
   ms = { 1, 2, 4, 8, 16 },
   vec = { 4 },
-  kc = { 0, 256, 1024 },
+  kc = { 0, 256, 512, 2048 },
+  pipe = { 0 },
 }
 
 local THREADS = 256
@@ -98,13 +108,14 @@ local function derive(cfg)
     d.red_floats = 0
     d.outputs = d.rw * cfg.ms
   else
+    d.unroll = (cfg.ms * cfg.vec >= 32) and 4 or 8 -- rows in flight per warp
     d.kt = (cfg.kc > 0 and cfg.kc < ROWS_CHUNK) and cfg.kc or ROWS_CHUNK
+    if cfg.pipe == 1 then d.kt = WARPS * d.unroll end -- one batch per chunk
     d.bl = 32 * cfg.vec
     d.xstride = cfg.ms                  -- xs[k][i]
     d.xs_floats = d.kt * cfg.ms
     d.red_floats = WARPS * d.bl         -- red[warp][column]
     d.outputs = cfg.ms * cfg.vec
-    d.unroll = (cfg.ms * cfg.vec >= 32) and 4 or 8 -- rows in flight per warp
   end
   d.smem = 4 * (d.xs_floats + d.red_floats)
   d.atomic = cfg.kc > 0
@@ -191,6 +202,10 @@ local function header(w, cfg, d, meta)
     w:comment(string.format("                      %d x %d sums per thread; %d rows in flight per warp; warps summed in shared memory",
       cfg.ms, cfg.vec, d.unroll))
   end
+  if cfg.pipe == 1 then
+    w:comment("  pipeline            a chunk of K is one batch of loads; the next chunk's are issued before")
+    w:comment("                      this one is multiplied (two sets of registers)")
+  end
   w:comment(string.format("  block               %d threads over %d values of %s", THREADS, d.bl, d.L))
   w:comment(string.format("  X chunks            %d values of k at a time in xs (%d floats), zero past K and %s",
     d.kt, d.xs_floats, d.S))
@@ -210,8 +225,8 @@ local function header(w, cfg, d, meta)
   w:comment(string.format("  %s <= %d; M, N, K >= 1; lda >= %s, ldb >= %s, ldc >= N.", d.S, cfg.ms,
     d.a_trans and "M" or "K", d.b_trans and "K" or "N"))
   if cfg.vec > 1 then
-    w:comment(string.format("  vec=%d: lda and ldb multiples of %d; A and B aligned to %d bytes.",
-      cfg.vec, cfg.vec, 4 * cfg.vec))
+    w:comment(string.format("  vec=%d: ld%s a multiple of %d; %s aligned to %d bytes.",
+      cfg.vec, d.big:lower(), cfg.vec, d.big, 4 * cfg.vec))
   end
 end
 
@@ -305,6 +320,66 @@ local function rows_body(w, cfg, d, guard)
   w:close()
 end
 
+local function zero(cfg) return cfg.vec == 1 and "0.0f" or "make_float4(0.0f, 0.0f, 0.0f, 0.0f)" end
+local function vtype(cfg) return cfg.vec == 1 and "float" or "float4" end
+local function vload(cfg, p)
+  return cfg.vec == 1 and string.format("__ldg(%s)", p)
+                       or string.format("__ldg(reinterpret_cast<const float4*>(%s))", p)
+end
+
+-- pipe = 1, rows form: registers v (this chunk's rows warp + 8 u) and n
+-- (the next chunk's), a chunk one batch; `base` the chunk's first k.
+local function rows_batch(w, cfg, d, v, base)
+  w:open("if (%s + %d <= kend)", base, d.kt)
+  for u = 0, d.unroll - 1 do
+    w:line("%s%d = %s;", v, u, vload(cfg, string.format("y + (size_t)(%s + warp + %d) * ldy", base, WARPS * u)))
+  end
+  w:reopen("else")
+  for u = 0, d.unroll - 1 do
+    w:line("%s%d = %s + warp + %d < kend ? %s : %s;", v, u, base, WARPS * u,
+      vload(cfg, string.format("y + (size_t)(%s + warp + %d) * ldy", base, WARPS * u)), zero(cfg))
+  end
+  w:close()
+end
+
+local function rows_piped(w, cfg, d)
+  local full = cfg.vec == 1 and "l0 < L" or string.format("l0 + %d <= L", cfg.vec)
+  w:linec(string.format("const bool full = %s;", full), "a whole vector of each row inside L")
+  w:line("const float* __restrict__ y = %s + l0;", d.Y.ptr)
+  local decl = {}
+  for u = 0, d.unroll - 1 do decl[#decl + 1] = "v" .. u end
+  w:line("%s %s;", vtype(cfg), table.concat(decl, ", "))
+  w:open("if (full)")
+  rows_batch(w, cfg, d, "v", "kbeg")
+  w:close()
+  w:open("for (int kt = kbeg; kt < kend; kt += %d)", d.kt)
+  w:line("const int kn = min(%d, kend - kt);", d.kt)
+  stage_x(w, cfg, d)
+  w:open("if (full)")
+  local ndecl = {}
+  for u = 0, d.unroll - 1 do ndecl[#ndecl + 1] = "n" .. u end
+  w:linec(string.format("%s %s;", vtype(cfg), table.concat(ndecl, ", ")), "the next chunk's rows, in flight meanwhile")
+  rows_batch(w, cfg, d, "n", string.format("kt + %d", d.kt))
+  w:comment("rows past kn hold zeros (and so does xs): no test")
+  for u = 0, d.unroll - 1 do
+    w:open("")
+    rows_fma(w, cfg, "v" .. u, string.format("warp + %d", WARPS * u))
+    w:close()
+  end
+  for u = 0, d.unroll - 1 do w:line("v%d = n%d;", u, u) end
+  if cfg.vec > 1 then
+    w:reopen("else if (l0 < L)")
+    w:linec("const int left = L - l0;", "the vector straddles the end of the row")
+    w:line("const float* __restrict__ yk = y + (size_t)kt * ldy;")
+    w:open("for (int k = warp; k < kn; k += %d)", WARPS)
+    load_y(w, cfg, "v0", "yk + (size_t)k * ldy", "left")
+    rows_fma(w, cfg, "v0", "k")
+    w:close()
+  end
+  w:close()
+  w:close()
+end
+
 local function rows_kernel(w, cfg, d)
   w:line("__shared__ __align__(16) float xs[%d];    // X chunk: xs[k][i]", d.xs_floats)
   w:line("__shared__ __align__(16) float red[%d];   // the warps' sums: red[warp][column]", d.red_floats)
@@ -323,23 +398,27 @@ local function rows_kernel(w, cfg, d)
   w:line("#pragma unroll")
   w:line("for (int j = 0; j < %d; ++j) acc[i][j] = 0.0f;", cfg.vec)
   w:close()
-  w:open("for (int kt = kbeg; kt < kend; kt += %d)", d.kt)
-  w:line("const int kn = min(%d, kend - kt);", d.kt)
-  stage_x(w, cfg, d)
-  w:line("const float* __restrict__ y = %s + (size_t)kt * ldy + l0;", d.Y.ptr)
-  if cfg.vec == 1 then
-    w:open("if (l0 < L)")
-    rows_body(w, cfg, d, nil)
-    w:close()
+  if cfg.pipe == 1 then
+    rows_piped(w, cfg, d)
   else
-    w:open("if (l0 + %d <= L)", cfg.vec)
-    rows_body(w, cfg, d, nil)
-    w:reopen("else if (l0 < L)")
-    w:linec("const int left = L - l0;", "the vector straddles the end of the row")
-    rows_body(w, cfg, d, "left")
+    w:open("for (int kt = kbeg; kt < kend; kt += %d)", d.kt)
+    w:line("const int kn = min(%d, kend - kt);", d.kt)
+    stage_x(w, cfg, d)
+    w:line("const float* __restrict__ y = %s + (size_t)kt * ldy + l0;", d.Y.ptr)
+    if cfg.vec == 1 then
+      w:open("if (l0 < L)")
+      rows_body(w, cfg, d, nil)
+      w:close()
+    else
+      w:open("if (l0 + %d <= L)", cfg.vec)
+      rows_body(w, cfg, d, nil)
+      w:reopen("else if (l0 < L)")
+      w:linec("const int left = L - l0;", "the vector straddles the end of the row")
+      rows_body(w, cfg, d, "left")
+      w:close()
+    end
     w:close()
   end
-  w:close()
   if d.atomic then w:linec("kgen_dep_wait();", "the beta pass has set C = beta * C") end
   w:comment("The warps' sums, one row i of R at a time, added by the block's first threads.")
   for i = 0, cfg.ms - 1 do
@@ -390,27 +469,10 @@ local function dots_fma(w, cfg, d, kk, u)
   end
 end
 
-local function dots_kernel(w, cfg, d)
+-- pipe = 0, dots form: per chunk, X staged, then the lane's vectors of the
+-- chunk in batches of `unroll`, the rest one at a time.
+local function dots_batched(w, cfg, d)
   local step = 32 * cfg.vec
-  w:line("__shared__ __align__(16) float xs[%d];    // X chunk: xs[i][k], rows of %d floats", d.xs_floats, d.xstride)
-  w:line("const int S = %s, L = %s;", d.S, d.L)
-  w:line("const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;")
-  w:linec(string.format("const int lw = blockIdx.x * %d + warp * %d;", d.bl, d.rw), "the warp's first value of l")
-  if d.atomic then
-    w:line("const int kbeg = blockIdx.y * %d, kend = min(K, kbeg + %d);", cfg.kc, cfg.kc)
-  else
-    w:line("const int kbeg = 0, kend = K;")
-  end
-  w:comment("Rows past L are clamped to the last: loaded, never stored.")
-  for r = 0, d.rw - 1 do
-    w:line("const float* __restrict__ y%d = %s + (size_t)min(lw + %d, L - 1) * %s;", r, d.Y.ptr, r, d.Y.ld)
-  end
-  w:line("float acc[%d][%d];", d.rw, cfg.ms)
-  w:line("#pragma unroll")
-  w:open("for (int r = 0; r < %d; ++r)", d.rw)
-  w:line("#pragma unroll")
-  w:line("for (int i = 0; i < %d; ++i) acc[r][i] = 0.0f;", cfg.ms)
-  w:close()
   w:open("for (int kt = kbeg; kt < kend; kt += %d)", d.kt)
   w:line("const int kn = min(%d, kend - kt);", d.kt)
   stage_x(w, cfg, d)
@@ -433,6 +495,89 @@ local function dots_kernel(w, cfg, d)
   dots_fma(w, cfg, d, "k", 0)
   w:close()
   w:close()
+end
+
+-- pipe = 1, dots form: registers v (this chunk's vectors, u along k, r
+-- the warp's rows) and n (the next chunk's); `base` the chunk's first k.
+local function dots_batch(w, cfg, d, v, base)
+  local step = 32 * cfg.vec
+  local lanek = emit.mul("lane", cfg.vec)
+  w:open("if (%s + %d <= kend)", base, d.kt)
+  for u = 0, d.unroll - 1 do
+    for r = 0, d.rw - 1 do
+      w:line("%s%d_%d = %s;", v, u, r, vload(cfg, string.format("y%d + %s + %s + %d", r, base, lanek, step * u)))
+    end
+  end
+  w:reopen("else")
+  for u = 0, d.unroll - 1 do
+    w:line("const int left%d = kend - (%s + %s + %d);", u, base, lanek, step * u)
+    for r = 0, d.rw - 1 do
+      local p = string.format("y%d + %s + %s + %d", r, base, lanek, step * u)
+      if cfg.vec == 1 then
+        w:line("%s%d_%d = left%d > 0 ? __ldg(%s) : 0.0f;", v, u, r, u, p)
+      else
+        for j = 0, 3 do
+          w:line("%s%d_%d.%s = left%d > %d ? __ldg(%s + %d) : 0.0f;", v, u, r, COMP[j + 1], u, j, p, j)
+        end
+      end
+    end
+  end
+  w:close()
+end
+
+local function dots_piped(w, cfg, d)
+  local step = 32 * cfg.vec
+  local function decl(v)
+    local t = {}
+    for u = 0, d.unroll - 1 do
+      for r = 0, d.rw - 1 do t[#t + 1] = string.format("%s%d_%d", v, u, r) end
+    end
+    return table.concat(t, ", ")
+  end
+  w:line("%s %s;", vtype(cfg), decl("v"))
+  dots_batch(w, cfg, d, "v", "kbeg")
+  w:open("for (int kt = kbeg; kt < kend; kt += %d)", d.kt)
+  w:line("const int kn = min(%d, kend - kt);", d.kt)
+  stage_x(w, cfg, d)
+  w:linec(string.format("%s %s;", vtype(cfg), decl("n")), "the next chunk's, in flight meanwhile")
+  dots_batch(w, cfg, d, "n", string.format("kt + %d", d.kt))
+  w:comment("vectors past kn hold zeros (and so does xs): no test")
+  for u = 0, d.unroll - 1 do
+    w:open("")
+    dots_fma(w, cfg, d, string.format("%s + %d", emit.mul("lane", cfg.vec), step * u), u)
+    w:close()
+  end
+  for u = 0, d.unroll - 1 do
+    for r = 0, d.rw - 1 do w:line("v%d_%d = n%d_%d;", u, r, u, r) end
+  end
+  w:close()
+end
+
+local function dots_kernel(w, cfg, d)
+  w:line("__shared__ __align__(16) float xs[%d];    // X chunk: xs[i][k], rows of %d floats", d.xs_floats, d.xstride)
+  w:line("const int S = %s, L = %s;", d.S, d.L)
+  w:line("const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;")
+  w:linec(string.format("const int lw = blockIdx.x * %d + warp * %d;", d.bl, d.rw), "the warp's first value of l")
+  if d.atomic then
+    w:line("const int kbeg = blockIdx.y * %d, kend = min(K, kbeg + %d);", cfg.kc, cfg.kc)
+  else
+    w:line("const int kbeg = 0, kend = K;")
+  end
+  w:comment("Rows past L are clamped to the last: loaded, never stored.")
+  for r = 0, d.rw - 1 do
+    w:line("const float* __restrict__ y%d = %s + (size_t)min(lw + %d, L - 1) * %s;", r, d.Y.ptr, r, d.Y.ld)
+  end
+  w:line("float acc[%d][%d];", d.rw, cfg.ms)
+  w:line("#pragma unroll")
+  w:open("for (int r = 0; r < %d; ++r)", d.rw)
+  w:line("#pragma unroll")
+  w:line("for (int i = 0; i < %d; ++i) acc[r][i] = 0.0f;", cfg.ms)
+  w:close()
+  if cfg.pipe == 1 then
+    dots_piped(w, cfg, d)
+  else
+    dots_batched(w, cfg, d)
+  end
   if d.atomic then w:linec("kgen_dep_wait();", "the beta pass has set C = beta * C") end
   w:comment("Each sum across the warp's lanes; one lane stores it.")
   w:line("#pragma unroll")
@@ -498,8 +643,9 @@ function T.render(cfg, meta)
     requires = {
       m_max = cfg.small == "m" and cfg.ms or nil,
       n_max = cfg.small == "n" and cfg.ms or nil,
-      ld_multiple = cfg.vec,
+      ld_multiple = cfg.vec,       -- of the large operand alone: the small one is read by floats
       align = 4 * cfg.vec,
+      vector_operand = d.big,
     },
     layout = cfg.layout,
   }

@@ -3,13 +3,14 @@
  * reference (label gpu; exits 77, shown as skipped, without a GPU).
  *
  * Every configuration of the template's tuning space, in every layout, and
- * a few outside it (4-byte loads, other slices of K), runs on every small
+ * a few outside it (4-byte loads, other slices of K, pipe=1), runs on every small
  * extent S in {1, 2, 3, 7, 8, 15, 16} up to its ms, times K in {1, 2, 7, 33,
  * 1000, 4097} (one value of k, a partial vector, a tail past the unrolled
  * loads, several slices of K with a ragged last one), with a large side
  * that is prime and odd (1031 for short K, 257 for long: several blocks, the
  * last one ragged, a vector that straddles the end of a row). Leading
- * dimensions are larger than the minimum: odd for 4-byte loads; for 16-byte
+ * dimensions are larger than the minimum: odd for 4-byte loads and for the
+ * small operand (read by floats at any vec); for the large operand's 16-byte
  * loads the next multiple of 4 plus 4. Each shape runs with alpha = 1.25,
  * beta = -0.5 (C random) and with alpha = -0.75, beta = 0 on C poisoned with
  * NaN; inputs are fresh random numbers, their padding NaN (a kernel that
@@ -22,6 +23,7 @@
 #include <string.h>
 
 #include "runtime/internal.h"
+#include "skinny_space.h"
 #include "testutil.h"
 
 #define NAN_BITS 0x7fc00000u
@@ -125,7 +127,9 @@ static int run_config(kg_context *ctx, const char *config, int *failed)
         for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ki++) {
             int k = ks[ki], big = k >= 1000 ? 257 : 1031;
             int m = small_m ? s : big, n = small_m ? big : s;
-            int lda = ld_for(at ? m : k, vec), ldb = ld_for(bt ? k : n, vec), ldc = ld_for(n, 1);
+            /* the small operand is read by floats: its rows may be ragged at any vec */
+            int lda = ld_for(at ? m : k, small_m ? 1 : vec), ldb = ld_for(bt ? k : n, small_m ? vec : 1);
+            int ldc = ld_for(n, 1);
             for (int pass = 0; pass < 2; pass++) {
                 float alpha = pass ? -0.75f : 1.25f, beta = pass ? 0.0f : -0.5f;
                 double err;
@@ -165,29 +169,25 @@ int main(void)
         kg_context_close(ctx);
         TEST_DONE();
     }
-    kgi_host *h = kgi_host_new();
-    static const char *const names[] = {"small", "ms", "vec", "kc"};
-    char vals[4][16][32];
-    int nv[4];
-    for (int i = 0; i < 4; i++) {
-        nv[i] = h ? kgi_host_space_values(h, "matmul_skinny", names[i], vals[i], 16) : 0;
-        CHECK_MSG(nv[i] > 0, "the space lists no values of %s", names[i]);
-    }
-    kgi_host_free(h);
+    static char space[SKINNY_MAX_CONFIGS][256];
+    int nspace = skinny_space(space, SKINNY_MAX_CONFIGS);
+    CHECK_MSG(nspace > 0, "matmul_skinny declares no space");
     static const char *const extra[] = {
         "small=m ms=1 vec=1 kc=0",  "small=n ms=16 vec=1 kc=256", "small=m ms=16 vec=1 kc=128",
         "small=n ms=2 vec=1 kc=4096", "small=m ms=8 vec=4 kc=128", "small=n ms=4 vec=4 kc=2048",
         "small=m ms=2 vec=1 kc=1024", "small=n ms=8 vec=1 kc=0",
+        "small=m ms=16 vec=1 kc=256 pipe=1", "small=n ms=1 vec=1 kc=0 pipe=1",
+        "small=m ms=4 vec=1 kc=128 pipe=1", "small=n ms=16 vec=1 kc=2048 pipe=1",
+        "small=m ms=8 vec=4 kc=1024", "small=n ms=2 vec=4 kc=1024 pipe=1", "small=m ms=16 vec=4 kc=256 pipe=1",
+        "small=n ms=8 vec=4 kc=0 pipe=1",
     };
     int checks = 0, configs = 0, failed = 0;
     for (int l = 0; l < 4; l++) {
-        int nspace = nv[0] * nv[1] * nv[2] * nv[3], next = (int)(sizeof extra / sizeof *extra);
+        int next = (int)(sizeof extra / sizeof *extra);
         for (int c = 0; c < nspace + next; c++) {
             char config[512];
             if (c < nspace) {
-                int d = c % nv[3], v = c / nv[3] % nv[2], s = c / nv[3] / nv[2] % nv[1], a = c / nv[3] / nv[2] / nv[1];
-                snprintf(config, sizeof config, "small=%.31s ms=%.31s vec=%.31s kc=%.31s layout=%s", vals[0][a],
-                         vals[1][s], vals[2][v], vals[3][d], layouts[l]);
+                snprintf(config, sizeof config, "%.255s layout=%s", space[c], layouts[l]);
             } else {
                 snprintf(config, sizeof config, "%s layout=%s", extra[c - nspace], layouts[l]);
             }

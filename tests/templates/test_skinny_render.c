@@ -5,13 +5,16 @@
  * NVRTC for sm_90 without spills; what the source declares (shared memory,
  * threads, grid, the beta pass and its wait before the additions into C)
  * matches what render() returns; and the launcher takes a small side up to
- * ms and refuses ms + 1, naming it (requires.m_max / n_max).
+ * ms and refuses ms + 1, naming it (requires.m_max / n_max), and binds
+ * only the large operand to the vector loads' rules (requires.vector_operand):
+ * the small one's leading dimension may be odd.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime/internal.h"
+#include "skinny_space.h"
 #include "testutil.h"
 
 #define PTR(off) ((float *)(uintptr_t)(0x10000000u + (off)))
@@ -50,6 +53,7 @@ static int check_config(kg_context *ctx, const char *config)
                   (small == 'm' ? src->geo.n_max : src->geo.m_max) == 0,
               "%s: m_max %u n_max %u", config, src->geo.m_max, src->geo.n_max);
     CHECK(src->geo.ld_multiple == (unsigned)vec && src->geo.align == 4u * (unsigned)vec);
+    CHECK(src->geo.vec_operands == (small == 'm' ? 2u : 1u));
     CHECK(src->geo.m_multiple == 1 && src->geo.n_multiple == 1 && src->geo.k_multiple == 1);
     /* grid: the large side along x, slices of K along y */
     CHECK_MSG(src->geo.grid[0].dim == (small == 'm' ? 'N' : 'M') &&
@@ -83,7 +87,12 @@ static int check_config(kg_context *ctx, const char *config)
     for (int extra = 0; extra <= 1; extra++) {
         int m = small == 'm' ? ms + extra : big, n = small == 'n' ? ms + extra : big;
         int at = src->geo.layout[0] == 't', bt = src->geo.layout[1] == 't';
+        /* the large operand's rows whole vectors, the small one's any (odd) */
         int lda = ((at ? m : k) + ldm - 1) / ldm * ldm, ldb = ((bt ? k : n) + ldm - 1) / ldm * ldm;
+        if (small == 'm')
+            lda = (at ? m : k) + 1 + (at ? m : k) % 2;
+        else
+            ldb = (bt ? k : n) + 1 + (bt ? k : n) % 2;
         kg_gemm g = {m, n, k, 1.0f, 0.0f, PTR(0), lda, PTR(0x1000000), ldb, PTR(0x2000000), n};
         char why[256] = "";
         int ok = kgi_geometry_admits(&src->geo, &g, why, sizeof why);
@@ -105,35 +114,25 @@ int main(void)
         return 1;
     }
     /* the tuning space, as the template declares it */
-    kgi_host *h = kgi_host_new();
-    CHECK(h != NULL && kgi_host_has_space(h, "matmul_skinny"));
-    static const char *const names[] = {"small", "ms", "vec", "kc"};
-    char vals[4][16][32];
-    int nv[4];
-    for (int i = 0; i < 4; i++) {
-        nv[i] = h ? kgi_host_space_values(h, "matmul_skinny", names[i], vals[i], 16) : 0;
-        CHECK_MSG(nv[i] > 0, "the space lists no values of %s", names[i]);
-    }
-    kgi_host_free(h);
+    static char space[SKINNY_MAX_CONFIGS][256];
+    int nspace = skinny_space(space, SKINNY_MAX_CONFIGS);
+    CHECK_MSG(nspace > 0, "matmul_skinny declares no space");
     int compiled = 0, total = 0;
     for (int l = 0; l < 4; l++) {
-        int per_layout = 0;
-        for (int a = 0; a < nv[0]; a++)
-            for (int b = 0; b < nv[1]; b++)
-                for (int c = 0; c < nv[2]; c++)
-                    for (int d = 0; d < nv[3]; d++) {
-                        char config[512];
-                        snprintf(config, sizeof config, "small=%.31s ms=%.31s vec=%.31s kc=%.31s layout=%s", vals[0][a],
-                                 vals[1][b], vals[2][c], vals[3][d], layouts[l]);
-                        compiled += check_config(ctx, config);
-                        total++, per_layout++;
-                    }
-        CHECK_MSG(per_layout <= 48, "layout %s: %d configurations in the space (at most 48)", layouts[l], per_layout);
+        for (int c = 0; c < nspace; c++) {
+            char config[512];
+            snprintf(config, sizeof config, "%.255s layout=%s", space[c], layouts[l]);
+            compiled += check_config(ctx, config);
+            total++;
+        }
     }
+    CHECK_MSG(nspace <= 48, "%d configurations in the space per layout (at most 48)", nspace);
     /* outside the space: 4-byte loads (any leading dimension), other slices */
     static const char *const extra[] = {
         "small=m ms=1 vec=1 kc=0", "small=n ms=16 vec=1 kc=256", "small=m ms=16 vec=1 kc=128",
         "small=n ms=2 vec=1 kc=4096", "small=m ms=8 vec=4 kc=128", "small=n ms=4 vec=4 kc=2048",
+        "small=m ms=16 vec=1 kc=256 pipe=1", "small=n ms=1 vec=1 kc=0 pipe=1",
+        "small=m ms=2 vec=4 kc=1024 pipe=1", "small=n ms=16 vec=4 kc=0 pipe=1",
     };
     for (size_t i = 0; i < sizeof extra / sizeof *extra; i++) {
         for (int l = 0; l < 4; l++) {
