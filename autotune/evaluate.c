@@ -188,6 +188,7 @@ static void dispatch(kgi_tuner *t, kgi_worker *w, int c)
     q.alpha = t->o->alpha, q.beta = t->o->beta;
     q.m_multiple = (int)cc.geo.m_multiple, q.n_multiple = (int)cc.geo.n_multiple;
     q.k_multiple = (int)cc.geo.k_multiple, q.ld_multiple = (int)cc.geo.ld_multiple;
+    q.m_max = (int)cc.geo.m_max, q.n_max = (int)cc.geo.n_max;
     q.max_seconds = t->o->max_seconds;
     q.slow_factor = t->o->slow_factor;
     /* Only a probe long enough that launch overhead does not matter sets a cut. */

@@ -101,11 +101,17 @@ static int round_up(int x, int mult) { return mult > 1 ? (x + mult - 1) / mult *
 
 /* An odd shape near (m, n, k) that the kernel's preconditions admit, and a
  * padding of the leading dimensions that makes lda and ldb multiples of
- * ld_multiple (kgi_verify_kernel pads all three by the same amount). */
+ * ld_multiple (kgi_verify_kernel pads all three by the same amount). A
+ * kernel for a small M or N (m_max, n_max) gets that extent, the largest it
+ * takes, and the search moves the other operand's columns instead. */
 static void odd_shape(const kgi_wreq *r, int *m, int *n, int *k, int *pad)
 {
     int at = r->layout[0] == 't', bt = r->layout[1] == 't', ldm = r->ld_multiple > 1 ? r->ld_multiple : 1;
     *m = round_up(*m, r->m_multiple), *n = round_up(*n, r->n_multiple), *k = round_up(*k, r->k_multiple);
+    if (r->m_max > 0 && *m > r->m_max)
+        *m = r->m_max;
+    if (r->n_max > 0 && *n > r->n_max)
+        *n = r->n_max;
     for (int tries = 0; tries < 256; tries++) {
         int acols = at ? *m : *k, bcols = bt ? *k : *n;
         for (int p = 0; p < ldm; p++) {
@@ -114,10 +120,15 @@ static void odd_shape(const kgi_wreq *r, int *m, int *n, int *k, int *pad)
                 return;
             }
         }
+        /* B's stored columns, or A's where they are a capped N */
         if (bt)
             *k += r->k_multiple > 1 ? r->k_multiple : 1;
-        else
+        else if (r->n_max == 0)
             *n += r->n_multiple > 1 ? r->n_multiple : 1;
+        else if (at)
+            *m += r->m_multiple > 1 ? r->m_multiple : 1;
+        else
+            *k += r->k_multiple > 1 ? r->k_multiple : 1;
     }
     *pad = 0;
 }

@@ -35,6 +35,7 @@ typedef struct kgi_wreq {
     int m, n, k;
     float alpha, beta;
     int m_multiple, n_multiple, k_multiple, ld_multiple; /* the kernel's preconditions */
+    int m_max, n_max;          /* the largest M, N the kernel takes; 0: any */
     double max_seconds;        /* timing cap */
     double cut_ms;             /* > 0: a first launch slower than this is `slow`, not timed in full */
     double slow_factor;        /* for the reason text */

@@ -615,8 +615,19 @@ static int l_read_geometry(lua_State *L)
     g->m_multiple = req ? (unsigned)int_field(L, req, "requires", "m_multiple", 1, 1) : 1;
     g->n_multiple = req ? (unsigned)int_field(L, req, "requires", "n_multiple", 1, 1) : 1;
     g->k_multiple = req ? (unsigned)int_field(L, req, "requires", "k_multiple", 1, 1) : 1;
+    g->m_max = req ? (unsigned)int_field(L, req, "requires", "m_max", 0, 1) : 0;
+    g->n_max = req ? (unsigned)int_field(L, req, "requires", "n_max", 0, 1) : 0;
     g->ld_multiple = req ? (unsigned)int_field(L, req, "requires", "ld_multiple", 1, 1) : 1;
     g->align = req ? (unsigned)int_field(L, req, "requires", "align", 4, 1) : 4;
+    g->vec_operands = 3;
+    if (req && lua_getfield(L, req, "vector_operand") != LUA_TNIL) {
+        const char *op = lua_tostring(L, -1);
+        if (lua_type(L, -1) != LUA_TSTRING || (strcmp(op, "A") != 0 && strcmp(op, "B") != 0))
+            return luaL_error(L, "render(): requires.vector_operand must be \"A\" or \"B\"");
+        g->vec_operands = op[0] == 'A' ? 1 : 2;
+    }
+    if (req)
+        lua_pop(L, 1);
     lua_pop(L, 1);
     t = lua_getfield(L, 1, "layout");
     const char *layout = lua_tostring(L, -1);

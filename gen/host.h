@@ -52,8 +52,10 @@ typedef struct kgi_geometry {
     struct { char dim; unsigned div, mul; } grid[3];
     size_t smem_static, smem_dynamic;
     unsigned m_multiple, n_multiple, k_multiple;     /* 1: any */
+    unsigned m_max, n_max;                           /* the largest M, N taken; 0: any */
     unsigned ld_multiple;                            /* lda and ldb */
     unsigned align;                                  /* bytes, A and B */
+    unsigned vec_operands;                           /* what ld_multiple and align bind: 1 A, 2 B, 3 both */
     /* 4: the kernel reads A and B through packed copies (kg_source's
      * pack_entry) whose rows are padded with zeros to multiples of 4 floats;
      * the launcher makes them for any operand whose leading dimension,

@@ -37,7 +37,8 @@ void kgi_choices_free(kgi_map *choices);
 
 /* The parts of kgi_geometry_admits, each 1 when the arguments pass and 0
  * with a reason in `why`: sizes, pointers and leading-dimension minima;
- * multiples of the tile (bound checks off); vector alignment of lda, ldb,
+ * multiples of the tile (bound checks off) and the largest M, N
+ * a skinny kernel takes; vector alignment of lda, ldb,
  * A and B; the launch grid (filled in `grid`) within the device's limits,
  * a persistent axis ("P") taking `persist` blocks. */
 int kgi_basics_ok(const kgi_geometry *geo, const kg_gemm *g, char *why, size_t len);

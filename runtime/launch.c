@@ -107,23 +107,34 @@ int kgi_multiples_ok(const kgi_geometry *geo, const kg_gemm *g, char *why, size_
             return 0;
         }
     }
+    const struct { const char *name; int v; unsigned max; } s[] = {{"M", g->m, geo->m_max}, {"N", g->n, geo->n_max}};
+    for (int i = 0; i < 2; i++) {
+        if (s[i].max > 0 && (unsigned)s[i].v > s[i].max) {
+            snprintf(why, len, "%s=%d exceeds %u, the most this kernel takes (a kernel for a small %s)", s[i].name,
+                     s[i].v, s[i].max, s[i].name);
+            return 0;
+        }
+    }
     return 1;
 }
 
 int kgi_vectors_ok(const kgi_geometry *geo, const kg_gemm *g, char *why, size_t len)
 {
+    /* the operands the rules bind (vec_operands: 1 A, 2 B, 3 or 0 both) */
+    int va = !(geo->vec_operands == 2), vb = !(geo->vec_operands == 1);
     if (geo->ld_multiple > 1) {
-        if ((unsigned)g->lda % geo->ld_multiple || (unsigned)g->ldb % geo->ld_multiple) {
+        int bad_a = va && (unsigned)g->lda % geo->ld_multiple, bad_b = vb && (unsigned)g->ldb % geo->ld_multiple;
+        if (bad_a || bad_b) {
             snprintf(why, len, "%s=%d is not a multiple of %u, which this kernel's vector loads need",
-                     (unsigned)g->lda % geo->ld_multiple ? "lda" : "ldb",
-                     (unsigned)g->lda % geo->ld_multiple ? g->lda : g->ldb, geo->ld_multiple);
+                     bad_a ? "lda" : "ldb", bad_a ? g->lda : g->ldb, geo->ld_multiple);
             return 0;
         }
     }
     if (geo->align > 4) {
-        if ((uintptr_t)g->a % geo->align || (uintptr_t)g->b % geo->align) {
-            snprintf(why, len, "%s is not %u-byte aligned, which this kernel's vector loads need",
-                     (uintptr_t)g->a % geo->align ? "A" : "B", geo->align);
+        int bad_a = va && (uintptr_t)g->a % geo->align, bad_b = vb && (uintptr_t)g->b % geo->align;
+        if (bad_a || bad_b) {
+            snprintf(why, len, "%s is not %u-byte aligned, which this kernel's vector loads need", bad_a ? "A" : "B",
+                     geo->align);
             return 0;
         }
     }

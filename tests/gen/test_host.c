@@ -35,6 +35,12 @@ int main(int argc, char **argv)
 
     free(render_text(ctx, "badgrid", "", &st));
     CHECK_MSG(st == KG_ERR_TEMPLATE && strstr(kg_last_error(ctx), "grid"), "badgrid: %s", kg_last_error(ctx));
+    free(render_text(ctx, "badrequires", "how=1", &st));
+    CHECK_MSG(st == KG_ERR_TEMPLATE && strstr(kg_last_error(ctx), "vector_operand"), "badrequires how=1: %s",
+              kg_last_error(ctx));
+    free(render_text(ctx, "badrequires", "how=2", &st));
+    CHECK_MSG(st == KG_ERR_TEMPLATE && strstr(kg_last_error(ctx), "m_max"), "badrequires how=2: %s",
+              kg_last_error(ctx));
     free(render_text(ctx, "badparams", "", &st));
     CHECK_MSG(st == KG_ERR_TEMPLATE && strstr(kg_last_error(ctx), "params[1]"), "badparams: %s",
               kg_last_error(ctx));

@@ -1,0 +1,148 @@
+/*
+ * test_skinny_render.c -- matmul_skinny without a GPU: every configuration
+ * of its tuning space, in every layout, and a spread of those outside it
+ * (vec=1, other slices of K) render deterministically and compile with
+ * NVRTC for sm_90 without spills; what the source declares (shared memory,
+ * threads, grid, the beta pass and its wait before the additions into C)
+ * matches what render() returns; and the launcher takes a small side up to
+ * ms and refuses ms + 1, naming it (requires.m_max / n_max), and binds
+ * only the large operand to the vector loads' rules (requires.vector_operand):
+ * the small one's leading dimension may be odd.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/internal.h"
+#include "skinny_space.h"
+#include "testutil.h"
+
+#define PTR(off) ((float *)(uintptr_t)(0x10000000u + (off)))
+
+static const char *const layouts[] = {"nn", "nt", "tn", "tt"};
+
+/* Checks one configuration; returns 1 when it rendered and compiled. */
+static int check_config(kg_context *ctx, const char *config)
+{
+    kg_source *src = NULL, *again = NULL;
+    kg_status st = kg_render(ctx, "matmul_skinny", config, &src);
+    CHECK_MSG(st == KG_OK, "render %s: %s", config, kg_last_error(ctx));
+    if (st != KG_OK)
+        return 0;
+    CHECK(kg_render(ctx, "matmul_skinny", config, &again) == KG_OK && again->len == src->len &&
+          memcmp(again->text, src->text, src->len) == 0);
+    kg_source_free(again);
+    char params[600];
+    snprintf(params, sizeof params, "Parameters: %s", src->config);
+    CHECK_MSG(strstr(src->text, params) != NULL, "%s: the header does not name every parameter", config);
+    CHECK_MSG(strlen(src->entry) <= 40, "%s: entry %s is over 40 characters", config, src->entry);
+
+    int ms = 0, kc = 0, vec = 0;
+    char small = 0;
+    const char *p;
+    if ((p = strstr(src->config, "small=")))
+        small = p[6];
+    if ((p = strstr(src->config, "ms=")))
+        ms = atoi(p + 3);
+    if ((p = strstr(src->config, "kc=")))
+        kc = atoi(p + 3);
+    if ((p = strstr(src->config, "vec=")))
+        vec = atoi(p + 4);
+    /* the small side is a precondition, the other side free */
+    CHECK_MSG((small == 'm' ? src->geo.m_max : src->geo.n_max) == (unsigned)ms &&
+                  (small == 'm' ? src->geo.n_max : src->geo.m_max) == 0,
+              "%s: m_max %u n_max %u", config, src->geo.m_max, src->geo.n_max);
+    CHECK(src->geo.ld_multiple == (unsigned)vec && src->geo.align == 4u * (unsigned)vec);
+    CHECK(src->geo.vec_operands == (small == 'm' ? 2u : 1u));
+    CHECK(src->geo.m_multiple == 1 && src->geo.n_multiple == 1 && src->geo.k_multiple == 1);
+    /* grid: the large side along x, slices of K along y */
+    CHECK_MSG(src->geo.grid[0].dim == (small == 'm' ? 'N' : 'M') &&
+                  src->geo.grid[1].dim == (kc ? 'K' : '1') && (!kc || src->geo.grid[1].div == (unsigned)kc),
+              "%s: grid (%c, %c)", config, src->geo.grid[0].dim, src->geo.grid[1].dim);
+    /* a beta pass exactly when K is sliced, and the wait before the first addition */
+    int pre = src->pre_entry[0] != 0;
+    CHECK_MSG(pre == (kc > 0) && src->pre_overlap == pre, "%s: a beta pass exactly when kc > 0", config);
+    const char *wait = strstr(src->text, "kgen_dep_wait();"), *add = strstr(src->text, "atomicAdd(");
+    CHECK_MSG(pre ? (wait && add && wait < add) : (!wait && !add), "%s: griddepcontrol.wait before the additions",
+              config);
+    if (pre)
+        CHECK(src->pre_geo.grid[0].dim == src->geo.grid[0].dim && src->pre_geo.block[0] == 256);
+
+    kgi_nvrtc_result res;
+    char *err = NULL;
+    st = kgi_nvrtc_compile(src->text, "kgen.cu", 90, &res, &err);
+    CHECK_MSG(st == KG_OK, "compile %s: %s", config, err ? err : "?");
+    if (st == KG_OK) {
+        CHECK_MSG(res.info.smem_static == src->geo.smem_static, "%s: declared %zu bytes, compiler reports %zu",
+                  config, src->geo.smem_static, res.info.smem_static);
+        CHECK_MSG(res.info.spill_stores == 0 && res.info.spill_loads == 0, "%s: %d bytes spilled, %d reloaded",
+                  config, res.info.spill_stores, res.info.spill_loads);
+        CHECK(res.info.registers > 0 && res.info.registers <= 255);
+    }
+    free(err);
+    kgi_nvrtc_result_free(&res);
+
+    /* the launcher: ms rows (columns) taken, ms + 1 refused by name */
+    int big = 1003, k = 517, ldm = vec;
+    for (int extra = 0; extra <= 1; extra++) {
+        int m = small == 'm' ? ms + extra : big, n = small == 'n' ? ms + extra : big;
+        int at = src->geo.layout[0] == 't', bt = src->geo.layout[1] == 't';
+        /* the large operand's rows whole vectors, the small one's any (odd) */
+        int lda = ((at ? m : k) + ldm - 1) / ldm * ldm, ldb = ((bt ? k : n) + ldm - 1) / ldm * ldm;
+        if (small == 'm')
+            lda = (at ? m : k) + 1 + (at ? m : k) % 2;
+        else
+            ldb = (bt ? k : n) + 1 + (bt ? k : n) % 2;
+        kg_gemm g = {m, n, k, 1.0f, 0.0f, PTR(0), lda, PTR(0x1000000), ldb, PTR(0x2000000), n};
+        char why[256] = "";
+        int ok = kgi_geometry_admits(&src->geo, &g, why, sizeof why);
+        if (extra)
+            CHECK_MSG(!ok && strstr(why, small == 'm' ? "M=" : "N=") && strstr(why, "exceeds"),
+                      "%s: M=%d N=%d: expected a refusal naming the small side, got '%s'", config, m, n, why);
+        else
+            CHECK_MSG(ok, "%s: M=%d N=%d refused: %s", config, m, n, why);
+    }
+    kg_source_free(src);
+    return st == KG_OK;
+}
+
+int main(void)
+{
+    kg_context *ctx;
+    if (kg_context_open(&ctx, KG_DEVICE_NONE) != KG_OK || kg_set_arch(ctx, 90) != KG_OK) {
+        fprintf(stderr, "context: %s\n", ctx ? kg_last_error(ctx) : "out of memory");
+        return 1;
+    }
+    /* the tuning space, as the template declares it */
+    static char space[SKINNY_MAX_CONFIGS][256];
+    int nspace = skinny_space(space, SKINNY_MAX_CONFIGS);
+    CHECK_MSG(nspace > 0, "matmul_skinny declares no space");
+    int compiled = 0, total = 0;
+    for (int l = 0; l < 4; l++) {
+        for (int c = 0; c < nspace; c++) {
+            char config[512];
+            snprintf(config, sizeof config, "%.255s layout=%s", space[c], layouts[l]);
+            compiled += check_config(ctx, config);
+            total++;
+        }
+    }
+    CHECK_MSG(nspace <= 48, "%d configurations in the space per layout (at most 48)", nspace);
+    /* outside the space: 4-byte loads (any leading dimension), other slices */
+    static const char *const extra[] = {
+        "small=m ms=1 vec=1 kc=0", "small=n ms=16 vec=1 kc=256", "small=m ms=16 vec=1 kc=128",
+        "small=n ms=2 vec=1 kc=4096", "small=m ms=8 vec=4 kc=128", "small=n ms=4 vec=4 kc=2048",
+        "small=m ms=16 vec=1 kc=256 pipe=1", "small=n ms=1 vec=1 kc=0 pipe=1",
+        "small=m ms=2 vec=4 kc=1024 pipe=1", "small=n ms=16 vec=4 kc=0 pipe=1",
+    };
+    for (size_t i = 0; i < sizeof extra / sizeof *extra; i++) {
+        for (int l = 0; l < 4; l++) {
+            char config[256];
+            snprintf(config, sizeof config, "%s layout=%s", extra[i], layouts[l]);
+            compiled += check_config(ctx, config);
+            total++;
+        }
+    }
+    printf("matmul_skinny: %d of %d configurations rendered and compiled\n", compiled, total);
+    kg_context_close(ctx);
+    TEST_DONE();
+}
