@@ -463,7 +463,7 @@ static int cmp_pair(const void *a, const void *b)
 /* What a catalogue line says of a kernel that the runtime's model needs:
  * the alignment class it needs, its tile, K slices, whether its grid is
  * persistent (from the rendered geometry and resources()). */
-static kg_status describe(kgi_host *h, const kgi_limits *lim, const kern *k, int *needs, int *tm, int *tn,
+static kg_status describe(kgi_host *h, const kgi_limits *lim, const kern *k, char *needs, int *tm, int *tn,
                           int *slices, int *persistent, char *err, size_t errlen)
 {
     char text[2304];
@@ -480,7 +480,9 @@ static kg_status describe(kgi_host *h, const kgi_limits *lim, const kern *k, int
         if ((int)g->align / 4 > need)
             need = (int)g->align / 4;
     }
-    *needs = need > 4 ? 4 : need;
+    /* the operands the vector loads bind (both, or only A or only B) */
+    snprintf(needs, 4, "%d%s", need > 4 ? 4 : need,
+             need == 1 || g->pack_multiple ? "" : g->vec_operands == 1 ? "A" : g->vec_operands == 2 ? "B" : "");
     kg_source_free(src);
     kgi_resources r;
     if ((st = kgi_host_resources(h, k->tmpl, text, &r, err, errlen)) != KG_OK)
@@ -590,11 +592,12 @@ kg_status kgi_catalogue_make(const char *export_text, size_t len, const kgi_cat_
     fprintf(f, "# kernel ID TEMPLATE NEEDS TILE_M TILE_N KSLICES PERSISTENT BPS CONFIG\n");
     for (int i = 0; i < n; i++) {
         const kern *k = &c.k[pick[i]];
-        int needs, tm, tn, slices, persistent;
-        if ((st = describe(h, lim, k, &needs, &tm, &tn, &slices, &persistent, err, errlen)) != KG_OK)
+        char needs[4];
+        int tm, tn, slices, persistent;
+        if ((st = describe(h, lim, k, needs, &tm, &tn, &slices, &persistent, err, errlen)) != KG_OK)
             goto done;
         int bps = k->threads > 0 ? (int)lround(k->occupancy * lim->max_threads_per_sm / k->threads) : 1;
-        fprintf(f, "kernel %d %s %d %d %d %d %d %d %s\n", i + 1, k->tmpl, needs, tm, tn, slices, persistent,
+        fprintf(f, "kernel %d %s %s %d %d %d %d %d %s\n", i + 1, k->tmpl, needs, tm, tn, slices, persistent,
                 bps < 1 ? 1 : bps, k->config);
     }
     fprintf(f, "# time LAYOUT M N K, then each kernel's median time in microseconds ('-': not measured there)\n");

@@ -36,13 +36,21 @@ int kgi_layout_index(const char *name)
     return -1;
 }
 
+static int class_of(int ld)
+{
+    return ld % 4 == 0 ? 4 : ld % 2 == 0 ? 2 : 1;
+}
+
 int kgi_natural_align(int layout, int m, int n, int k)
 {
-    int lda = layout >= 2 ? m : k, ldb = layout % 2 ? k : n;
-    for (int v = 4; v > 1; v /= 2)
-        if (lda % v == 0 && ldb % v == 0)
-            return v;
-    return 1;
+    return KGI_ALIGN(class_of(layout >= 2 ? m : k), class_of(layout % 2 ? k : n));
+}
+
+int kgi_catalogue_admits(const kgi_cat_kernel *k, int align)
+{
+    int a = KGI_ALIGN_A(align), b = KGI_ALIGN_B(align);
+    int allowed = k->needs_operand == 1 ? a : k->needs_operand == 2 ? b : a < b ? a : b;
+    return k->needs <= allowed;
 }
 
 /* ------------------------------------------------------------ parsing */
@@ -244,7 +252,16 @@ static int kernel_line(parser *p, char *rest)
     if (strlen(f[1]) >= sizeof k->tmpl || !kgi_template_name_valid(f[1]))
         return fail(p, "kernel %d: '%.64s' is not a template name", k->id, f[1]);
     snprintf(k->tmpl, sizeof k->tmpl, "%s", f[1]);
-    if (int_field(p, "NEEDS", f[2], 1, 4, &k->needs))
+    /* NEEDS: 4, 2 or 1, and A or B when the kernel's vector loads read only that operand */
+    char needs[8];
+    size_t nl = strlen(f[2]);
+    snprintf(needs, sizeof needs, "%.7s", f[2]);
+    k->needs_operand = 0;
+    if (nl == 2 && (needs[1] == 'A' || needs[1] == 'B')) {
+        k->needs_operand = needs[1] == 'A' ? 1 : 2;
+        needs[1] = '\0';
+    }
+    if (int_field(p, "NEEDS", needs, 1, 4, &k->needs))
         return -1;
     if (k->needs == 3)
         return fail(p, "kernel %d: NEEDS is 4, 2 or 1 (got 3)", k->id);

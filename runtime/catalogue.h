@@ -20,6 +20,7 @@ typedef struct kgi_cat_kernel {
     int id;                /* 1, 2, 3 ... (its index + 1) */
     char tmpl[64];         /* an embedded template's module name */
     int needs;             /* alignment class the call must allow: 4, 2 or 1 */
+    int needs_operand;     /* which operands it binds: 0 both, 1 A only, 2 B only (NEEDS written 4A, 4B) */
     int tile_m, tile_n;    /* the output tile of one block (or unit of a persistent grid) */
     int kslices;           /* slices of K per tile (1: no split-K) */
     int persistent;        /* 1: a grid of SMs x BPS blocks looping over tiles */
@@ -62,7 +63,15 @@ static inline double kgi_catalogue_time(const kgi_catalogue *c, int r, int j)
 const char *kgi_layout_name(int layout);
 int kgi_layout_index(const char *name);
 
-/* The alignment class (4, 2, 1) of a call in `layout` with minimal leading
+/* A call's alignment: the class (4, 2 or 1: the widest vector, in floats,
+ * its leading dimension and pointer allow) of each operand, packed as
+ * KGI_ALIGN(a, b). A plain 4, 2 or 1 means both operands alike. */
+#define KGI_ALIGN(a, b) ((a) | ((b) << 8))
+#define KGI_ALIGN_A(x) ((x) & 0xff)
+#define KGI_ALIGN_B(x) ((x) >> 8 ? (x) >> 8 : (x) & 0xff)
+/* Whether kernel k's vector loads are allowed by a call's alignment. */
+int kgi_catalogue_admits(const kgi_cat_kernel *k, int align);
+/* The alignment (KGI_ALIGN) of a call in `layout` with minimal leading
  * dimensions and 16-byte aligned buffers, as a time row was measured. */
 int kgi_natural_align(int layout, int m, int n, int k);
 

@@ -51,13 +51,19 @@ void kgi_choices_free(kgi_map *choices)
     }
 }
 
-/* The widest vector (4, 2, 1 floats) that lda, ldb, A and B all allow. */
-static int align_class(const float *a, int lda, const float *b, int ldb)
+/* The widest vector (4, 2, 1 floats) that a leading dimension and pointer allow. */
+static int operand_class(const float *p, int ld)
 {
     for (int v = 4; v > 1; v /= 2)
-        if (lda % v == 0 && ldb % v == 0 && (uintptr_t)a % (4u * v) == 0 && (uintptr_t)b % (4u * v) == 0)
+        if (ld % v == 0 && (uintptr_t)p % (4u * v) == 0)
             return v;
     return 1;
+}
+
+/* The call's alignment: each operand's class (catalogue.h's KGI_ALIGN). */
+static int align_class(const float *a, int lda, const float *b, int ldb)
+{
+    return KGI_ALIGN(operand_class(a, lda), operand_class(b, ldb));
 }
 
 static unsigned long long choice_key(int lay, int m, int n, int k, int align)
@@ -233,9 +239,11 @@ static kg_status from_catalogue(kg_context *ctx, const kgi_catalogue *c, int med
             note(why, why_len, "%s%dx%dx%d (%.4g us)", j ? ", " : " from ", r->m, r->n, r->k,
                  kgi_catalogue_time(c, p->near[j], p->kernel));
         }
-        if (align < 4)
-            note(why, why_len, "; the call allows %s (alignment class %d): kernels that need more left out",
-                 align == 2 ? "8-byte loads" : "no vector loads", align);
+        int aa = KGI_ALIGN_A(align), ab = KGI_ALIGN_B(align);
+        if (aa < 4 || ab < 4)
+            note(why, why_len, "; the call allows A %s and B %s: kernels that need more left out",
+                 aa == 4 ? "16-byte loads" : aa == 2 ? "8-byte loads" : "no vector loads",
+                 ab == 4 ? "16-byte loads" : ab == 2 ? "8-byte loads" : "no vector loads");
         if (i + 1 < n) {
             describe_kernel(&c->kernels[picks[i + 1].kernel], kd, sizeof kd);
             note(why, why_len, "; runner-up %s, predicted %.4g us", kd, picks[i + 1].predicted_us);
@@ -435,7 +443,9 @@ kg_status kg_matmul_explain(kg_context *ctx, const char *layout, int m, int n, i
         return kgi_fail(ctx, KG_ERR_INVALID_ARG, "M, N and K must be at least 1 (got M=%d N=%d K=%d)", m, n, k);
     /* a choice kg_matmul recorded (KGEN_VERBOSE=1), widest alignment first */
     struct kgi_kernels *ks = ctx->kernels;
-    for (int align = 4; ks && align >= 1; align /= 2) {
+    static const int classes[] = {4, 2, 1};
+    for (int i = 0; ks && i < 9; i++) {
+        int align = KGI_ALIGN(classes[i / 3], classes[i % 3]);
         choice *ch = kgi_map_get(&ks->choices, choice_key(lay, m, n, k, align));
         if (ch && ch->why && ch->lay == lay && ch->m == m && ch->n == n && ch->k == k && ch->align == align) {
             snprintf(config, config_len, "%s", ch->config);

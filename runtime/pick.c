@@ -195,7 +195,7 @@ int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, 
     int np = 0;
     for (int j = 0; j < c->nkernels; j++) {
         const kgi_cat_kernel *kk = &c->kernels[j];
-        if (kk->needs > align)
+        if (!kgi_catalogue_admits(kk, align))
             continue;
         /* the kernel's measured shapes in the layout; the nearest, by insertion */
         int near[KGI_PICK_NEAR], nn = 0, npts = 0;
@@ -290,7 +290,7 @@ int kgi_catalogue_rank_median(const kgi_catalogue *c, int layout, int m, int n, 
     int np = 0;
     for (int j = 0; j < c->nkernels; j++) {
         const kgi_cat_kernel *kk = &c->kernels[j];
-        if (kk->needs > align)
+        if (!kgi_catalogue_admits(kk, align))
             continue;
         int ne = 0;
         for (int pass = 0; pass < 2 && ne == 0; pass++) /* the layout's times, else all */

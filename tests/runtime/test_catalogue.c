@@ -81,6 +81,8 @@ static const bad bads[] = {
     {HEADER "kernel 2 matmul 1 32 32 1 0 4 bm=32\n", "bad:9: kernel ID 2 out of order (expected 1"},
     {HEADER "kernel 1 matmul 3 32 32 1 0 4 bm=32\n", "bad:9: kernel 1: NEEDS is 4, 2 or 1 (got 3)"},
     {HEADER "kernel 1 matmul 8 32 32 1 0 4 bm=32\n", "bad:9: NEEDS 8 is out of range"},
+    {HEADER "kernel 1 matmul 4C 32 32 1 0 4 bm=32\n", "bad:9: NEEDS '4C'"},
+    {HEADER "kernel 1 matmul 4AB 32 32 1 0 4 bm=32\n", "bad:9: NEEDS '4AB'"},
     {HEADER "kernel 1 lib.params 1 32 32 1 0 4 bm=32\n", "bad:9: kernel 1: 'lib.params' is not a template name"},
     {HEADER "kernel 1 matmul 1 32 32 1 0 4\n", "bad:9: kernel 1 has no configuration"},
     {HEADER "kernel 1 matmul 1 32\n", "bad:9: a kernel line needs ID TEMPLATE NEEDS"},
@@ -188,9 +190,32 @@ static char *slurp(const char *path, size_t *len)
     return buf;
 }
 
+/* NEEDS with an operand: the kernel's vector loads bind only that operand's alignment. */
+static void operand_needs(void)
+{
+    kgi_cat_kernel both = {.needs = 4}, a_only = {.needs = 4, .needs_operand = 1}, b_only = {.needs = 4, .needs_operand = 2};
+    CHECK(kgi_catalogue_admits(&both, 4) && kgi_catalogue_admits(&both, KGI_ALIGN(4, 4)));
+    CHECK(!kgi_catalogue_admits(&both, KGI_ALIGN(1, 4)) && !kgi_catalogue_admits(&both, KGI_ALIGN(4, 2)));
+    CHECK(kgi_catalogue_admits(&b_only, KGI_ALIGN(1, 4)) && !kgi_catalogue_admits(&b_only, KGI_ALIGN(4, 1)));
+    CHECK(kgi_catalogue_admits(&a_only, KGI_ALIGN(4, 1)) && !kgi_catalogue_admits(&a_only, KGI_ALIGN(2, 4)));
+    /* M = 1 in tn: lda = 1 allows no vectors, ldb = N = 4096 does */
+    CHECK(kgi_natural_align(2, 1, 4096, 4096) == KGI_ALIGN(1, 4));
+    CHECK(kgi_natural_align(0, 64, 64, 64) == KGI_ALIGN(4, 4) && KGI_ALIGN_B(KGI_ALIGN(4, 4)) == 4);
+    kgi_catalogue *c;
+    char err[512];
+    const char *text = "kgen-catalogue 1\narch 90\nsms 132\ndevice X\ndriver 1\ndate 2026-11-23\ncommand c\n"
+                       "kernel 1 matmul 4B 32 32 1 0 4 bm=32\ntime nn 64 64 64 1.5\n";
+    CHECK_MSG(kgi_catalogue_parse(text, strlen(text), "op", &c, err, sizeof err) == 0, "%s", err);
+    if (c) {
+        CHECK(c->kernels[0].needs == 4 && c->kernels[0].needs_operand == 2);
+        kgi_catalogue_free(c);
+    }
+}
+
 int main(int argc, char **argv)
 {
     good();
+    operand_needs();
     bad_lines();
     kg_context *ctx;
     CHECK(kg_context_open(&ctx, KG_DEVICE_NONE) == KG_OK);
