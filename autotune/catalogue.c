@@ -126,6 +126,7 @@ static kg_status list_add(kgi_config_list *l, const char *tmpl, const char *conf
 
 /* The model's pool for one layout: candidates in some shape's top. */
 typedef struct pool {
+    int *cls;                  /* what kind of kernel (kind_of) */
     char (*tmpl)[64];
     char **config;             /* layout-free */
     double *t;                 /* [c * np + p], this layout's pairs only */
@@ -136,6 +137,7 @@ static void pool_free(pool *p)
 {
     for (int i = 0; i < p->n; i++)
         free(p->config[i]);
+    free(p->cls);
     free(p->tmpl);
     free(p->config);
     free(p->t);
@@ -173,6 +175,15 @@ static int admits(const kgi_res *r, int li, const kgi_tune_shape *sh)
     int lda = li >= 2 ? sh->m : sh->k, ldb = li % 2 ? sh->k : sh->n;
     int ca = r->copy_a > 1 ? r->copy_a : 1, cb = r->copy_b > 1 ? r->copy_b : 1;
     return lda % ca == 0 && ldb % cb == 0;
+}
+
+/* What kind of kernel a candidate is, in resources()' template-neutral
+ * terms: 16-byte copies or not, packed operands, split-K, a persistent
+ * grid. The model's ranking is least sure between kinds (a pack pass, an
+ * odd shape's narrow copies), so each kind keeps a few candidates. */
+static int kind_of(const kgi_res *r)
+{
+    return (r->copy_a >= 4 || r->copy_b >= 4) | (r->pack > 0) << 1 | (r->kslices > 1) << 2 | (r->persistent != 0) << 3;
 }
 
 /* Walks layout li's space, marks the model's top per shape and the whole
@@ -242,11 +253,15 @@ static kg_status layout_pool(const kgi_cat_cand_opts *o, int li, pool *pl, kgi_c
             if (b)
                 pl->config = b;
             void *d = b ? realloc(pl->t, (size_t)cap * o->nshapes * sizeof *pl->t) : NULL;
-            if (!d)
+            if (d)
+                pl->t = d;
+            void *e = d ? realloc(pl->cls, (size_t)cap * sizeof *pl->cls) : NULL;
+            if (!e)
                 goto done;
-            pl->t = d, pl->cap = cap;
+            pl->cls = e, pl->cap = cap;
         }
         snprintf(pl->tmpl[pl->n], sizeof pl->tmpl[pl->n], "%s", tn);
+        pl->cls[pl->n] = kind_of(&sp.cand[c].res);
         if (!(pl->config[pl->n] = strdup(cfg)))
             goto done;
         for (int s = 0; s < o->nshapes; s++) {
@@ -305,6 +320,37 @@ kg_status kgi_catalogue_candidates(const kgi_cat_cand_opts *o, kgi_config_list *
         while (c >= pl[li].n)
             c -= pl[li++].n;
         if ((st = list_add(out, pl[li].tmpl[c], pl[li].config[c])) != KG_OK)
+            goto done;
+    }
+    /* and the best few of each kind, chosen the same way among that kind alone */
+    for (int kind = 0; kind < 16 && o->per_kind > 0; kind++) {
+        int nk = 0;
+        c0 = 0;
+        for (int li = 0; li < 4; li++, c0 += pl[li - 1].n)
+            for (int c = 0; c < pl[li].n; c++)
+                if (pl[li].cls[c] == kind)
+                    pick[nk++] = c0 + c;
+        if (nk == 0)
+            continue;
+        double *sub = malloc((size_t)nk * np * sizeof *sub);
+        int *sp2 = malloc((size_t)nk * sizeof *sp2), *idx = malloc((size_t)nk * sizeof *idx);
+        if (!sub || !sp2 || !idx) {
+            free(sub), free(sp2), free(idx);
+            st = KG_ERR_NOMEM;
+            goto done;
+        }
+        memcpy(idx, pick, (size_t)nk * sizeof *idx);
+        for (int i = 0; i < nk; i++)
+            memcpy(sub + (size_t)i * np, t + (size_t)idx[i] * np, (size_t)np * sizeof *sub);
+        int got = greedy(sub, nk, np, o->per_kind, 0.0, sp2);
+        for (int i = 0; i < got && st == KG_OK; i++) {
+            int c = idx[sp2[i]], li = 0;
+            while (c >= pl[li].n)
+                c -= pl[li++].n;
+            st = list_add(out, pl[li].tmpl[c], pl[li].config[c]);
+        }
+        free(sub), free(sp2), free(idx);
+        if (st != KG_OK)
             goto done;
     }
     for (int i = 0; i < whole.n; i++)

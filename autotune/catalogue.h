@@ -32,7 +32,8 @@ typedef struct kgi_cat_cand_opts {
     int nshapes;
     int arch;                   /* e.g. 90: the limits and the model's device */
     int per_shape;              /* the model's top per (layout, shape) considered */
-    int max;                    /* configurations to return, at most */
+    int max;                    /* configurations chosen over all kinds, at most */
+    int per_kind;               /* and this many more of each kind (copy width, pack, split-K, persistent) */
     int whole_below;            /* a template with at most this many candidates in a layout is taken whole */
 } kgi_cat_cand_opts;
 

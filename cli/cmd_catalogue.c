@@ -38,10 +38,11 @@ static int write_list(const char *path, const kgi_config_list *l, const char *sh
 
 static int candidates(int argc, char **argv)
 {
-    const char *shapes = NULL, *per = NULL, *max = NULL, *whole = NULL, *output = NULL;
+    const char *shapes = NULL, *per = NULL, *max = NULL, *whole = NULL, *output = NULL, *kind = NULL;
     const kgc_opt own[] = {{"--shapes", NULL, 1, &shapes}, {"--per-shape", NULL, 1, &per},
                            {"--max", NULL, 1, &max},       {"--whole-below", NULL, 1, &whole},
-                           {"-o", "--output", 1, &output}, {NULL, NULL, 0, NULL}};
+                           {"-o", "--output", 1, &output}, {"--per-kind", NULL, 1, &kind},
+                           {NULL, NULL, 0, NULL}};
     kg_context *ctx;
     int rc = kgc_open(&ctx, KG_DEVICE_NONE, NULL);
     if (rc)
@@ -60,11 +61,13 @@ static int candidates(int argc, char **argv)
         fprintf(stderr, "kgen: catalogue candidates needs --shapes FILE (the training shapes)\n");
         goto done;
     }
-    kgi_cat_cand_opts o = {.arch = args.arch ? args.arch : 90, .per_shape = 32, .max = 32, .whole_below = 64};
+    kgi_cat_cand_opts o = {.arch = args.arch ? args.arch : 90, .per_shape = 32, .max = 32, .per_kind = 2,
+                           .whole_below = 64};
     long v;
     if ((per && kgc_int("--per-shape", per, 1, 4096, &v)) || (per && (o.per_shape = (int)v, 0)) ||
         (max && kgc_int("--max", max, 1, 4096, &v)) || (max && (o.max = (int)v, 0)) ||
-        (whole && kgc_int("--whole-below", whole, 0, 100000, &v)) || (whole && (o.whole_below = (int)v, 0)))
+        (whole && kgc_int("--whole-below", whole, 0, 100000, &v)) || (whole && (o.whole_below = (int)v, 0)) ||
+        (kind && kgc_int("--per-kind", kind, 0, 64, &v)) || (kind && (o.per_kind = (int)v, 0)))
         goto done;
     int ns;
     if (kgc_read_shapes(shapes, &list, &ns) != 0)

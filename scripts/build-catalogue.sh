@@ -19,7 +19,10 @@
 # The training shapes are not the benchmark shapes (bench/shapes.txt,
 # bench/grid.txt), which judge the catalogue on shapes it was not built from.
 # KGEN_CATALOGUE_CANDIDATES (32) and KGEN_CATALOGUE_KERNELS (24) set the
-# counts of steps 1 and 4; KGEN_CATALOGUE_SHAPES another training file.
+# counts of steps 1 and 4; KGEN_CATALOGUE_SHAPES another training file;
+# KGEN_CATALOGUE_LAYOUTS (default "nn nt tn tt") the layouts step 2 times.
+# A WORK_DIR given again resumes (its candidates, and what its database
+# holds is not timed again): a run may be split over several sessions.
 # Rebuild libkgen afterwards: the catalogue is embedded at build time.
 # Exit status: 0 written; 1 a step failed (the old catalogue is kept);
 # 2 usage.
@@ -58,7 +61,7 @@ if [ $# -eq 1 ] && [ "$1" = --make-shapes ]; then
     exit 0
 fi
 if [ $# -ge 1 ] && [ "$1" = --help ]; then
-    sed -n '2,26s/^# \{0,1\}//p' "$0"
+    sed -n '2,30s/^# \{0,1\}//p' "$0"
     exit 0
 fi
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
@@ -85,10 +88,10 @@ else
     WORK=$(mktemp -d) || exit 1
     trap 'rm -rf "$WORK"' EXIT
 fi
-if [ -e "$WORK/build.db" ]; then
-    echo "build-catalogue.sh: $WORK/build.db exists: give an empty WORK_DIR (a catalogue is measured afresh)" >&2
-    exit 2
-fi
+LAYOUTS=${KGEN_CATALOGUE_LAYOUTS:-nn nt tn tt}
+for l in $LAYOUTS; do
+    case $l in nn|nt|tn|tt) ;; *) echo "build-catalogue.sh: KGEN_CATALOGUE_LAYOUTS: unknown layout '$l'" >&2; exit 2 ;; esac
+done
 
 # the GPU: its architecture, name and driver
 "$KGEN" device > "$WORK/device.txt" || exit 1
@@ -107,8 +110,15 @@ OUT=catalogue/sm_$ARCH.txt
 echo "build-catalogue.sh: sm_$ARCH, driver $DRIVER; work in $WORK"
 
 t0=$(date +%s)
-"$KGEN" catalogue candidates --shapes "$SHAPES" --arch "sm_$ARCH" --max "$NCAND" -o "$WORK/candidates.txt" || exit 1
-for l in nn nt tn tt; do
+# a WORK_DIR from an earlier, interrupted or partial run resumes: its candidates, and the tuner skips what
+# its database holds
+if [ -s "$WORK/candidates.txt" ]; then
+    echo "build-catalogue.sh: resuming with $WORK/candidates.txt and $WORK/build.db"
+else
+    "$KGEN" catalogue candidates --shapes "$SHAPES" --arch "sm_$ARCH" --max "$NCAND" -o "$WORK/candidates.txt" ||
+        exit 1
+fi
+for l in $LAYOUTS; do
     echo "build-catalogue.sh: timing the candidates in layout $l"
     # the search's times with the L2 warm (as a GEMM called in a loop runs, and as kgen-bench compares with
     # cuBLAS), no final stage: every candidate is timed alike

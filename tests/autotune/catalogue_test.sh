@@ -33,7 +33,7 @@ DATA=$SRC/data/catalogue_pilot_h200.csv
 
 # candidates: a --configs list the tuner reads back
 printf 'a 100 200 300\nb 64 64 64\nc 1000 1001 17\nd 2048 2048 2048\n' >"$tmp/shapes.txt"
-"$KGEN" catalogue candidates --shapes "$tmp/shapes.txt" --template matmul --max 4 --per-shape 8 \
+"$KGEN" catalogue candidates --shapes "$tmp/shapes.txt" --template matmul --max 4 --per-shape 8 --per-kind 0 \
     -o "$tmp/cands.txt" 2>"$tmp/c.err"
 check "candidates exits 0" test $? = 0
 n=$(grep -c '^matmul ' "$tmp/cands.txt")
@@ -41,6 +41,10 @@ check "between 1 and 4 candidates ($n)" test "$n" -ge 1 -a "$n" -le 4
 check "no layout in a candidate" sh -c "! grep -q 'layout=' '$tmp/cands.txt'"
 "$KGEN" tune --dry-run --arch sm_90 --configs "$tmp/cands.txt" --m 64 --n 64 --k 64 >/dev/null 2>"$tmp/d.err"
 check "the tuner reads the list" grep -q "strategy exhaustive: $n evaluated" "$tmp/d.err"
+# --per-kind: the best of each kind besides (matmul's kinds: 16-byte copies or not)
+"$KGEN" catalogue candidates --shapes "$tmp/shapes.txt" --template matmul --max 1 --per-shape 8 --per-kind 1 \
+    -o "$tmp/kinds.txt" 2>/dev/null
+check "--per-kind 1 adds a kernel of the other copy width" sh -c "grep -q 'vec=1' '$tmp/kinds.txt' && grep -q 'vec=4' '$tmp/kinds.txt'"
 expect 2 "needs --shapes" catalogue candidates --template matmul
 expect 2 "--max" catalogue candidates --shapes "$tmp/shapes.txt" --max 0
 expect 2 "unknown catalogue command 'bake'" catalogue bake
