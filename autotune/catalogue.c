@@ -510,7 +510,7 @@ static int cmp_pair(const void *a, const void *b)
  * the alignment class it needs, its tile, K slices, whether its grid is
  * persistent (from the rendered geometry and resources()). */
 static kg_status describe(kgi_host *h, const kgi_limits *lim, const kern *k, char *needs, int *tm, int *tn,
-                          int *slices, int *persistent, char *err, size_t errlen)
+                          char *slices, int *persistent, char *err, size_t errlen)
 {
     char text[2304];
     snprintf(text, sizeof text, "%s layout=nn", k->config);
@@ -529,6 +529,11 @@ static kg_status describe(kgi_host *h, const kgi_limits *lim, const kern *k, cha
     /* the operands the vector loads bind (both, or only A or only B) */
     snprintf(needs, 4, "%d%s", need > 4 ? 4 : need,
              need == 1 || g->pack_multiple ? "" : g->vec_operands == 1 ? "A" : g->vec_operands == 2 ? "B" : "");
+    /* a grid dimension over K (ceil(K / D) blocks): as many slices as K needs */
+    int depth = 0;
+    for (int i = 0; i < 3; i++)
+        if (g->grid[i].dim == 'K' && g->grid[i].mul == 1)
+            depth = (int)g->grid[i].div;
     kg_source_free(src);
     kgi_resources r;
     if ((st = kgi_host_resources(h, k->tmpl, text, &r, err, errlen)) != KG_OK)
@@ -536,7 +541,10 @@ static kg_status describe(kgi_host *h, const kgi_limits *lim, const kern *k, cha
     kgi_res res;
     kgi_res_from(&r, &res);
     *tm = res.tile_m, *tn = res.tile_n;
-    *slices = res.kslices > 0 ? res.kslices : 1;
+    if (depth > 0)
+        snprintf(slices, 16, "K/%d", depth);
+    else
+        snprintf(slices, 16, "%d", res.kslices > 0 ? res.kslices : 1);
     *persistent = res.persistent;
     if (*tm < 1 || *tn < 1) {
         snprintf(err, errlen, "%s %s: resources() gives no output tile", k->tmpl, k->config);
@@ -638,12 +646,12 @@ kg_status kgi_catalogue_make(const char *export_text, size_t len, const kgi_cat_
     fprintf(f, "# kernel ID TEMPLATE NEEDS TILE_M TILE_N KSLICES PERSISTENT BPS CONFIG\n");
     for (int i = 0; i < n; i++) {
         const kern *k = &c.k[pick[i]];
-        char needs[4];
-        int tm, tn, slices, persistent;
-        if ((st = describe(h, lim, k, needs, &tm, &tn, &slices, &persistent, err, errlen)) != KG_OK)
+        char needs[4], slices[16];
+        int tm, tn, persistent;
+        if ((st = describe(h, lim, k, needs, &tm, &tn, slices, &persistent, err, errlen)) != KG_OK)
             goto done;
         int bps = k->threads > 0 ? (int)lround(k->occupancy * lim->max_threads_per_sm / k->threads) : 1;
-        fprintf(f, "kernel %d %s %s %d %d %d %d %d %s\n", i + 1, k->tmpl, needs, tm, tn, slices, persistent,
+        fprintf(f, "kernel %d %s %s %d %d %s %d %d %s\n", i + 1, k->tmpl, needs, tm, tn, slices, persistent,
                 bps < 1 ? 1 : bps, k->config);
     }
     fprintf(f, "# time LAYOUT M N K, then each kernel's median time in microseconds ('-': not measured there)\n");

@@ -46,6 +46,13 @@ int kgi_natural_align(int layout, int m, int n, int k)
     return KGI_ALIGN(class_of(layout >= 2 ? m : k), class_of(layout % 2 ? k : n));
 }
 
+int kgi_kernel_slices(const kgi_cat_kernel *k, int depth)
+{
+    if (k->kslice_depth > 0)
+        return depth > k->kslice_depth ? (int)(((long long)depth + k->kslice_depth - 1) / k->kslice_depth) : 1;
+    return k->kslices;
+}
+
 int kgi_catalogue_admits(const kgi_cat_kernel *k, int align)
 {
     int a = KGI_ALIGN_A(align), b = KGI_ALIGN_B(align);
@@ -116,6 +123,18 @@ static int int_field(parser *p, const char *what, const char *s, long lo, long h
         return fail(p, "%s %ld is out of range (%ld to %ld)", what, v, lo, hi);
     *out = (int)v;
     return 0;
+}
+
+/* KSLICES: a count, or K/D for ceil(K / D) slices (a kernel that cuts K
+ * into pieces of D, as many as K needs). */
+static int kslices_field(parser *p, const char *text, kgi_cat_kernel *k)
+{
+    k->kslice_depth = 0;
+    if (text[0] == 'K' && text[1] == '/') {
+        k->kslices = 1;
+        return int_field(p, "KSLICES' depth", text + 2, 1, 1 << 30, &k->kslice_depth);
+    }
+    return int_field(p, "KSLICES", text, 1, 65536, &k->kslices);
 }
 
 /* A positive decimal ("12", "0.5", "1.5e3"): digits, an optional
@@ -266,7 +285,7 @@ static int kernel_line(parser *p, char *rest)
     if (k->needs == 3)
         return fail(p, "kernel %d: NEEDS is 4, 2 or 1 (got 3)", k->id);
     if (int_field(p, "TILE_M", f[3], 1, 65536, &k->tile_m) || int_field(p, "TILE_N", f[4], 1, 65536, &k->tile_n) ||
-        int_field(p, "KSLICES", f[5], 1, 65536, &k->kslices) ||
+        kslices_field(p, f[5], k) ||
         int_field(p, "PERSISTENT", f[6], 0, 1, &k->persistent) || int_field(p, "BPS", f[7], 1, 1024, &k->bps))
         return -1;
     /* CONFIG: strict configuration text, without layout (the call's is added) */

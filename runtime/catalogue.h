@@ -23,6 +23,7 @@ typedef struct kgi_cat_kernel {
     int needs_operand;     /* which operands it binds: 0 both, 1 A only, 2 B only (NEEDS written 4A, 4B) */
     int tile_m, tile_n;    /* the output tile of one block (or unit of a persistent grid) */
     int kslices;           /* slices of K per tile (1: no split-K) */
+    int kslice_depth;      /* > 0: instead ceil(K / kslice_depth) slices (KSLICES written K/512) */
     int persistent;        /* 1: a grid of SMs x BPS blocks looping over tiles */
     int bps;               /* blocks resident per SM, measured */
     char config[512];      /* without layout */
@@ -125,6 +126,8 @@ int kgi_catalogue_rank_median(const kgi_catalogue *c, int layout, int m, int n, 
 /* The wave model's work for a kernel at M x N x K on `sms` SMs (tile
  * elements x K-steps, the waves included), for a tile of tile_m x tile_n,
  * kslices, persistent and bps as in a kernel line; *waves gets the waves. */
+/* Kernel k's slices of K at depth K. */
+int kgi_kernel_slices(const kgi_cat_kernel *k, int depth);
 double kgi_wave_work(int tile_m, int tile_n, int kslices, int persistent, int bps, int m, int n, int k, int sms,
                      double *waves);
 

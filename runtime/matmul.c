@@ -190,8 +190,10 @@ static void describe_catalogue(const kgi_catalogue *c, char *out, size_t len)
 static void describe_kernel(const kgi_cat_kernel *kk, char *out, size_t len)
 {
     snprintf(out, len, "kernel %d %s %dx%d%s%s", kk->id, kk->tmpl, kk->tile_m, kk->tile_n,
-             kk->kslices > 1 ? ", split-K" : "", kk->persistent ? ", persistent" : "");
-    if (kk->kslices > 1)
+             kk->kslices > 1 || kk->kslice_depth ? ", split-K" : "", kk->persistent ? ", persistent" : "");
+    if (kk->kslice_depth)
+        snprintf(out + strlen(out), len - strlen(out), " in pieces of %d", kk->kslice_depth);
+    else if (kk->kslices > 1)
         snprintf(out + strlen(out), len - strlen(out), " %d", kk->kslices);
 }
 

@@ -32,7 +32,8 @@ double kgi_wave_work(int tile_m, int tile_n, int kslices, int persistent, int bp
 
 static double work_of(const kgi_cat_kernel *kk, int m, int n, int k, int sms, double *waves)
 {
-    return kgi_wave_work(kk->tile_m, kk->tile_n, kk->kslices, kk->persistent, kk->bps, m, n, k, sms, waves);
+    return kgi_wave_work(kk->tile_m, kk->tile_n, kgi_kernel_slices(kk, k), kk->persistent, kk->bps, m, n, k, sms,
+                         waves);
 }
 
 static int by_time(const void *a, const void *b)
@@ -74,13 +75,14 @@ static void features(const kgi_cat_kernel *kk, int m, int n, int k, int sms, dou
 {
     double tiles = ceil((double)m / kk->tile_m) * ceil((double)n / kk->tile_n);
     double slots = (double)(sms > 0 ? sms : 1) * (kk->bps > 0 ? kk->bps : 1);
-    double work = kgi_wave_work(kk->tile_m, kk->tile_n, kk->kslices, kk->persistent, kk->bps, m, n, k, sms, waves);
+    int slices = kgi_kernel_slices(kk, k);
+    double work = kgi_wave_work(kk->tile_m, kk->tile_n, slices, kk->persistent, kk->bps, m, n, k, sms, waves);
     double partial = fmod(tiles, slots);
     x[0] = 1;
     x[1] = *waves;
     x[2] = work * 1e-6;
     x[3] = ((double)m * k * ceil((double)n / kk->tile_n) + (double)k * n * ceil((double)m / kk->tile_m)) * 1e-6;
-    x[4] = kk->kslices > 1 ? (double)m * n * kk->kslices * 1e-6 : 0;
+    x[4] = slices > 1 ? (double)m * n * slices * 1e-6 : 0;
     x[5] = kk->persistent && partial > 0 ? ceil(slots / partial) * kk->tile_m * kk->tile_n * 1e-6 : 0;
 }
 
@@ -176,6 +178,8 @@ static double dot(const double *co, const double *x)
  * fitted model's own prediction: their weights are 1/d^2 (d in log2 units),
  * the model's this much. */
 #define RESIDUAL_PRIOR 0.25
+/* Fewer measured shapes than this: no fit, the wave model's efficiency. */
+#define MIN_FIT_POINTS (2 * NF)
 
 int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, int align, int sms, int skip,
                        kgi_pick *out, int max)
@@ -235,15 +239,16 @@ int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, 
             /* measured here: the measurement, moved by the wave model to this GPU's SM count */
             p->nnear = 1;
             double ignore;
-            p->predicted_us = ts[near[0]] * kgi_wave_work(kk->tile_m, kk->tile_n, kk->kslices, kk->persistent,
+            p->predicted_us = ts[near[0]] * kgi_wave_work(kk->tile_m, kk->tile_n, kgi_kernel_slices(kk, k), kk->persistent,
                                                           kk->bps, m, n, k, sms, &ignore) /
-                              kgi_wave_work(kk->tile_m, kk->tile_n, kk->kslices, kk->persistent, kk->bps, m, n, k,
+                              kgi_wave_work(kk->tile_m, kk->tile_n, kgi_kernel_slices(kk, k), kk->persistent, kk->bps, m, n, k,
                                             c->sms, &ignore);
             continue;
         }
-        double model = fit((const double(*)[NF])xs, ts, npts, co) == 0 ? dot(co, x) : 0;
+        /* a fit needs more shapes than features to say anything between them */
+        double model = npts >= MIN_FIT_POINTS && fit((const double(*)[NF])xs, ts, npts, co) == 0 ? dot(co, x) : 0;
         if (!(model > 0)) {
-            /* no usable fit (too few shapes): the wave model's efficiency, averaged like the residuals */
+            /* no usable fit (too few shapes): the wave model's efficiency at the nearest shapes */
             double sum = 0, wsum = 0;
             for (int i = 0; i < nn; i++) {
                 const kgi_cat_row *row = &c->rows[rs[near[i]]];
