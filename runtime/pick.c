@@ -257,6 +257,12 @@ int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, 
                 wsum += 1 / dist[i];
             }
             p->predicted_us = exp(sum / wsum) * work_of(kk, m, n, k, sms, &p->waves);
+            /* the work of a small shape is no measure of a launch: no faster than the fastest measured */
+            double fastest = ts[0];
+            for (int i = 1; i < npts; i++)
+                fastest = ts[i] < fastest ? ts[i] : fastest;
+            if (p->predicted_us < fastest)
+                p->predicted_us = fastest;
             continue;
         }
         /* the nearest shapes' residuals (log measured / fitted), shrunk toward the model */

