@@ -49,6 +49,11 @@ BEGIN {
     lm = i % 2 ? ls : lb; ln = i % 2 ? lb : ls; cap()
     printf "v%02d %d %d %d\n", i, size(lm, i), size(ln, i), size(lk, i)
   }
+  for (i = 1; i <= 12; i++) {      # one of M, N 16..128 (batches of a few rows), the other and K large
+    ls = 4 + 3 * halton(i, 2); lb = 10 + 4 * halton(i, 3); lk = 9 + 5 * halton(i, 5)
+    lm = i % 2 ? ls : lb; ln = i % 2 ? lb : ls; cap()
+    printf "t%02d %d %d %d\n", i, size(lm, i), size(ln, i), size(lk, i)
+  }
   n = split("96 192 320 512 896 1152 1536 2560 3072 5120", sq, " ")
   for (i = 1; i <= n; i++)
     printf "s%d %d %d %d\n", sq[i], sq[i], sq[i], sq[i]
