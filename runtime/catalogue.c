@@ -473,6 +473,15 @@ int kgi_catalogue_parse(const char *text, size_t len, const char *name, kgi_cata
     else if (stage < 3)
         fail(&p, "no time lines");
     else {
+        /* the fastest streaming any kernel measured: a floor for predictions (pick.c) */
+        for (int r = 0; r < c->nrows; r++)
+            for (int j = 0; j < c->nkernels; j++) {
+                const kgi_cat_row *w = &c->rows[r];
+                double t = c->time[(size_t)r * c->nkernels + j];
+                double bytes = 4.0 * ((double)w->m * w->k + (double)w->k * w->n + (double)w->m * w->n);
+                if (t > 0 && bytes / t > c->bytes_per_us)
+                    c->bytes_per_us = bytes / t;
+            }
         *out = c;
         return 0;
     }

@@ -45,6 +45,7 @@ typedef struct kgi_catalogue {
     kgi_cat_kernel *kernels;
     kgi_cat_row *rows;
     double *time;          /* nrows x nkernels, microseconds; 0 where not measured ('-') */
+    double bytes_per_us;   /* the most any measurement moved: A, B and C once, over its time */
 } kgi_catalogue;
 
 /* Parses catalogue text (len bytes, NUL not needed) strictly. 0 and *out

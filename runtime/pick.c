@@ -263,7 +263,7 @@ int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, 
                 fastest = ts[i] < fastest ? ts[i] : fastest;
             if (p->predicted_us < fastest)
                 p->predicted_us = fastest;
-            continue;
+            goto floor;
         }
         /* the nearest shapes' residuals (log measured / fitted), shrunk toward the model */
         double sum = 0, wsum = RESIDUAL_PRIOR;
@@ -275,6 +275,15 @@ int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, 
             }
         }
         p->predicted_us = model * exp(sum / wsum);
+    floor:
+        /* no kernel streams faster than the catalogue's fastest measurement: A and B read once, C written
+         * once, or read and written by each slice of split-K */
+        if (c->bytes_per_us > 0) {
+            int s = kgi_kernel_slices(kk, k);
+            double bytes = 4.0 * ((double)m * k + (double)k * n + (double)m * n * (s > 1 ? 2.0 * s : 1.0));
+            if (p->predicted_us < bytes / c->bytes_per_us)
+                p->predicted_us = bytes / c->bytes_per_us;
+        }
     }
     free(xs);
     free(ts);

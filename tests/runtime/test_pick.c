@@ -111,6 +111,10 @@ int main(void)
     CHECK(c != NULL);
     if (!c)
         TEST_DONE();
+    /* the times here are the wave model's, not a GPU's: no streaming floor (checked at the end) */
+    CHECK(c->bytes_per_us > 0);
+    double floor_rate = c->bytes_per_us;
+    c->bytes_per_us = 0;
     /* 512 x 512: the large tile makes 8 tiles for 132 SMs; the 64x128 tile 32, in one wave of a quarter
      * of the work at 2.5 times the cost: it wins (and stream-K spreads its 32 tiles further) */
     CHECK(best(c, 512, 512, 4096, 4, 132) != 0);
@@ -153,6 +157,12 @@ int main(void)
     /* measured on 132 SMs, used on 66: the model moves the wave boundaries */
     c = build(132);
     CHECK(best(c, 4096, 4096, 4096, 4, 66) >= 0);
+    /* the streaming floor: a split-K kernel at a large output with a short K moves C once per slice, both
+     * ways; no prediction beats the catalogue's fastest streaming */
+    c->bytes_per_us = floor_rate;
+    double want = 4.0 * (8192.0 * 16 * 2 + 8192.0 * 8192 * 2 * 4) / floor_rate;
+    CHECK_MSG(predicted(c, 3, 8192, 8192, 16, 4, 132) >= want * (1 - 1e-9), "split-K floor: %g < %g",
+              predicted(c, 3, 8192, 8192, 16, 4, 132), want);
     kgi_catalogue_free(c);
     TEST_DONE();
 }
