@@ -83,6 +83,7 @@ static const bad bads[] = {
     {HEADER "kernel 1 matmul 8 32 32 1 0 4 bm=32\n", "bad:9: NEEDS 8 is out of range"},
     {HEADER "kernel 1 matmul 4C 32 32 1 0 4 bm=32\n", "bad:9: NEEDS '4C'"},
     {HEADER "kernel 1 matmul 4AB 32 32 1 0 4 bm=32\n", "bad:9: NEEDS '4AB'"},
+    {HEADER "kernel 1 matmul 1 32 32 K/0 0 4 bm=32\n", "bad:9: KSLICES' depth 0 is out of range"},
     {HEADER "kernel 1 lib.params 1 32 32 1 0 4 bm=32\n", "bad:9: kernel 1: 'lib.params' is not a template name"},
     {HEADER "kernel 1 matmul 1 32 32 1 0 4\n", "bad:9: kernel 1 has no configuration"},
     {HEADER "kernel 1 matmul 1 32\n", "bad:9: a kernel line needs ID TEMPLATE NEEDS"},
@@ -204,10 +205,14 @@ static void operand_needs(void)
     kgi_catalogue *c;
     char err[512];
     const char *text = "kgen-catalogue 1\narch 90\nsms 132\ndevice X\ndriver 1\ndate 2026-11-23\ncommand c\n"
-                       "kernel 1 matmul 4B 32 32 1 0 4 bm=32\ntime nn 64 64 64 1.5\n";
+                       "kernel 1 matmul 4B 32 32 1 0 4 bm=32\nkernel 2 matmul 1 32 32 K/512 0 4 bm=64\n"
+                       "time nn 64 64 64 1.5 2.5\n";
     CHECK_MSG(kgi_catalogue_parse(text, strlen(text), "op", &c, err, sizeof err) == 0, "%s", err);
     if (c) {
         CHECK(c->kernels[0].needs == 4 && c->kernels[0].needs_operand == 2);
+        /* K/512: as many slices as K needs */
+        CHECK(c->kernels[1].kslice_depth == 512 && kgi_kernel_slices(&c->kernels[1], 100) == 1 &&
+              kgi_kernel_slices(&c->kernels[1], 1025) == 3 && kgi_kernel_slices(&c->kernels[0], 1025) == 1);
         kgi_catalogue_free(c);
     }
 }
