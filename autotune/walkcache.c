@@ -233,11 +233,12 @@ static int decode_templates(in *i, kgi_space *sp)
     uint64_t nt = get_u(i, 4);
     if (i->bad || nt > KGI_SPACE_MAX_TEMPLATES)
         return -1;
-    for (; sp->ntmpl < (int)nt; sp->ntmpl++) {
+    while (sp->ntmpl < (int)nt) {
         kgi_space_tmpl *t = &sp->tmpl[sp->ntmpl];
         memset(t, 0, sizeof *t);
         if (!(t->value = calloc(KGI_SPACE_MAX_DIMS, sizeof *t->value)))
             return -1;
+        sp->ntmpl++; /* counted at once, so that kgi_space_free frees it when the rest does not decode */
         get_fixed(i, t->name, sizeof t->name);
         t->version = (int)(int32_t)get_u(i, 4);
         uint64_t np = get_u(i, 4);
