@@ -754,10 +754,8 @@ static int cmp_module_names(const void *a, const void *b) { return strcmp(*(char
 static unsigned long long fnv(const void *data, size_t n, unsigned long long h)
 {
     const unsigned char *p = data;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ULL;
-    }
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ULL;
     return h;
 }
 
