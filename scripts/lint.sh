@@ -13,5 +13,6 @@ while IFS= read -r -d '' f; do
     *) head -n 1 "$f" | grep -Eq '^#!.*(/|env )(ba)?sh\b' && scripts+=("$f") ;;
     esac
 done < <(git ls-files -z)
-shellcheck "${scripts[@]}"
+# -x: follow what a script sources (the tests' tests/kgen_checks.sh)
+shellcheck -x "${scripts[@]}"
 echo "lint: shellcheck found nothing in ${#scripts[@]} scripts"

@@ -9,25 +9,8 @@ set -u
 KGEN=$1 SRC=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-check() {
-    local what=$1
-    shift
-    if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $what"; fi
-}
-expect() {
-    local code=$1 pattern=$2
-    shift 2
-    "$KGEN" "$@" >"$tmp/out" 2>"$tmp/err"
-    local rc=$?
-    if [ "$rc" = "$code" ] && grep -q -- "$pattern" "$tmp/err"; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAIL: kgen $* exited $rc (want $code), stderr:"
-        cat "$tmp/err"
-    fi
-}
+# shellcheck source=tests/kgen_checks.sh
+. "$(dirname "$0")/../kgen_checks.sh"
 export KGEN_CACHE_DIR=$tmp/cache
 DATA=$SRC/data/catalogue_pilot_h200.csv
 
@@ -95,5 +78,4 @@ head -n 1 "$DATA" >"$tmp/empty.csv"
 expect 2 "no timed rows" catalogue make "$tmp/empty.csv" --date 2026-11-23 -o "$tmp/x.txt"
 check "no partial output" test ! -e "$tmp/x.txt"
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

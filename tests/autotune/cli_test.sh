@@ -9,26 +9,8 @@ set -u
 KGEN=$1 SRC=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-check() {
-    local what=$1
-    shift
-    if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $what"; fi
-}
-# expect CODE PATTERN ARGS...: kgen exits CODE and its stderr matches PATTERN
-expect() {
-    local code=$1 pattern=$2
-    shift 2
-    "$KGEN" "$@" >"$tmp/out" 2>"$tmp/err"
-    local rc=$?
-    if [ "$rc" = "$code" ] && grep -q -- "$pattern" "$tmp/err"; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAIL: kgen $* exited $rc (want $code), stderr:"
-        cat "$tmp/err"
-    fi
-}
+# shellcheck source=tests/kgen_checks.sh
+. "$(dirname "$0")/../kgen_checks.sh"
 export KGEN_CACHE_DIR=$tmp/cache
 
 # --dry-run: no GPU, no database; what would be timed, by the model's order
@@ -225,5 +207,4 @@ expect 2 "give no --template, --space or parameter options" tune --dry-run --con
     --m 8 --n 8 --k 8
 expect 2 "give no --template" tune --dry-run --configs "$tmp/list.txt" --template matmul --m 8 --n 8 --k 8
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

@@ -1,0 +1,34 @@
+# kgen_checks.sh -- sourced by the shell tests of the kgen command: a count
+# of passed and failed checks, and kgen's exit status and message checked.
+# The test sets KGEN (the kgen binary) and tmp (a scratch folder) first and
+# ends with `finish`.
+# shellcheck shell=bash disable=SC2154 # KGEN and tmp are the sourcing test's
+pass=0 fail=0
+
+# check WHAT COMMAND...: COMMAND succeeds
+check() {
+    local what=$1
+    shift
+    if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $what"; fi
+}
+
+# expect CODE PATTERN ARGS...: kgen exits CODE and its stderr matches PATTERN
+expect() {
+    local code=$1 pattern=$2
+    shift 2
+    "$KGEN" "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    if [ "$rc" = "$code" ] && grep -q -- "$pattern" "$tmp/err"; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAIL: kgen $* exited $rc (want $code), stderr:"
+        cat "$tmp/err"
+    fi
+}
+
+# The counts; the exit status: 0 when nothing failed.
+finish() {
+    echo "$pass passed, $fail failed"
+    [ "$fail" = 0 ]
+}
