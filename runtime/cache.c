@@ -404,22 +404,19 @@ static int write_all(int fd, const void *data, size_t len)
     return 1;
 }
 
-/* Writes the entry through a temporary file and rename(); a failure is
- * noted in c->why and otherwise ignored. */
-static void disk_store(struct kgi_cache *c, unsigned long long key, unsigned long long check, const entry *e,
-                       int arch)
+/* Writes header and data to `path` through a temporary file and rename();
+ * a failure is noted in c->why and otherwise ignored. */
+static void write_file(struct kgi_cache *c, const char *path, const void *hdr, size_t hlen, const void *data,
+                       size_t len)
 {
-    char path[4096], tmp[4096 + 16];
-    entry_path(c, key, path, sizeof path);
+    char tmp[4096 + 16];
     snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
     int fd = mkstemp(tmp);
     if (fd < 0) {
         snprintf(c->why, sizeof c->why, "cannot write to %s: %s", c->dir, strerror(errno));
         return;
     }
-    unsigned char h[HDR_SIZE];
-    encode_header(h, key, check, e->cubin, e->size, &e->info, arch);
-    int ok = write_all(fd, h, sizeof h) && write_all(fd, e->cubin, e->size);
+    int ok = write_all(fd, hdr, hlen) && write_all(fd, data, len);
     int err = errno;
     if (close(fd) != 0 && ok)
         ok = 0, err = errno;
@@ -429,6 +426,17 @@ static void disk_store(struct kgi_cache *c, unsigned long long key, unsigned lon
         snprintf(c->why, sizeof c->why, "cannot write %.400s: %s", path, strerror(err));
         unlink(tmp);
     }
+}
+
+/* Writes a kernel entry (write_file). */
+static void disk_store(struct kgi_cache *c, unsigned long long key, unsigned long long check, const entry *e,
+                       int arch)
+{
+    char path[4096];
+    entry_path(c, key, path, sizeof path);
+    unsigned char h[HDR_SIZE];
+    encode_header(h, key, check, e->cubin, e->size, &e->info, arch);
+    write_file(c, path, h, sizeof h, e->cubin, e->size);
 }
 
 /* Prepares the directory the first time it is needed (create: for a write). */
@@ -509,15 +517,9 @@ int kgi_cache_blob_get(kg_context *ctx, const char *ext, unsigned long long key,
 void kgi_cache_blob_put(kg_context *ctx, const char *ext, unsigned long long key, const void *data, size_t len)
 {
     struct kgi_cache *c = ctx->cache;
-    char path[4096], tmp[4096 + 16];
+    char path[4096];
     if (!c || !dir_ready(c, 1) || !blob_path(c, ext, key, path, sizeof path))
         return;
-    snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        snprintf(c->why, sizeof c->why, "cannot write to %s: %s", c->dir, strerror(errno));
-        return;
-    }
     unsigned char h[BLOB_HDR];
     memset(h, 0, sizeof h);
     memcpy(h, BLOB_MAGIC, 8);
@@ -527,16 +529,7 @@ void kgi_cache_blob_put(kg_context *ctx, const char *ext, unsigned long long key
     put64(h + 24, len);
     put64(h + 32, kgi_hash(data, len, KGI_HASH_SEED));
     put64(h + 40, kgi_hash(h, 40, KGI_HASH_SEED));
-    int ok = write_all(fd, h, sizeof h) && write_all(fd, data, len);
-    int err = errno;
-    if (close(fd) != 0 && ok)
-        ok = 0, err = errno;
-    if (ok && rename(tmp, path) != 0)
-        ok = 0, err = errno;
-    if (!ok) {
-        snprintf(c->why, sizeof c->why, "cannot write %.400s: %s", path, strerror(err));
-        unlink(tmp);
-    }
+    write_file(c, path, h, sizeof h, data, len);
 }
 
 kg_status kgi_cache_compile(kg_context *ctx, const kg_source *src, int arch, const void **cubin, size_t *size,
