@@ -616,6 +616,20 @@ kg_status kgi_space_add_config(kgi_space *sp, kgi_host *h, const char *tmpl, con
     return KG_OK;
 }
 
+void kgi_space_drop_repeats(kgi_space *sp)
+{
+    int w = 0;
+    for (int i = 0; i < sp->n; i++) {
+        int seen = 0;
+        for (int j = 0; j < w && !seen; j++)
+            seen = sp->cand[j].tmpl == sp->cand[i].tmpl && strcmp(sp->cand[j].config, sp->cand[i].config) == 0;
+        if (!seen)
+            sp->cand[w++] = sp->cand[i];
+    }
+    sp->enumerated -= sp->n - w;
+    sp->n = w;
+}
+
 /* ------------------------------------------------------------ coordinates */
 
 static unsigned coord_hash(int tmpl, const int *coord)

@@ -148,6 +148,9 @@ int kgi_space_put_cand(kgi_space *sp, const kgi_cand *c, const char *config);
 int kgi_space_put_pruned(kgi_space *sp, const kgi_pruned *p);
 /* Computes coordinates and the neighbour index; call after adding. */
 kg_status kgi_space_finalize(kgi_space *sp);
+/* Before finalize: keeps the first of candidates with one template and one
+ * canonical configuration (a list naming one kernel twice, spelt two ways). */
+void kgi_space_drop_repeats(kgi_space *sp);
 /* Keeps slice `i` of `n` (every n-th candidate and kept pruned subtree;
  * the counts of rejections stay the whole space's). */
 void kgi_space_shard(kgi_space *sp, int i, int n);

@@ -252,8 +252,9 @@ static int cmp_scored(const void *a, const void *b)
 }
 
 /*
- * The default: the model's top three quarters of the budget (default 64:
- * the top 48), then a local search with the rest. Each round takes the
+ * The default: the top three quarters of the budget (default 64: the top
+ * 48) in the order s->rank gives (the model's, with the catalogue's picks
+ * for the shape first: tune.c), then a local search with the rest. Each round takes the
  * AUTO_PARENTS fastest candidates found so far (more, down the list, when
  * those have no neighbour left) and evaluates their neighbours not evaluated yet (one parameter one value up or down, kept
  * when check() admitted the combination), in the model's order; rounds go

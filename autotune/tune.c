@@ -17,6 +17,7 @@
 #include "autotune/walkcache.h"
 #include "gen/config.h"
 #include "gen/walk.h"
+#include "runtime/catalogue.h"
 
 /* Starts one worker per requested device and checks that they are the same
  * kind of GPU as the probe found (one database key per run). */
@@ -201,6 +202,7 @@ static kg_status build_space(kgi_tuner *t, const kgi_limits *lim, char *err, siz
                 goto done;
             }
         }
+        kgi_space_drop_repeats(t->sp);
         goto walked;
     }
     if ((t->rep->space_cached = walk_cache(t, h, lim, fixed, &key, 0)))
@@ -229,6 +231,56 @@ static void count_check_pruned(kgi_tuner *t)
     t->cur->count[KGI_OUT_PRUNED_CHECK] += (int)t->sp->rejected;
 }
 
+/*
+ * The auto strategy starts from what kg_matmul would run untuned: the
+ * catalogue's best predictions for this shape (runtime/pick.c, the
+ * architecture's own catalogue only), at most CATALOGUE_FIRST of them,
+ * move to the front of the model's order where the space holds them. So
+ * the search measures them in its first round, and its local search starts
+ * around them when they win. Returns how many moved.
+ */
+#define CATALOGUE_FIRST 8
+
+static int catalogue_first(kgi_tuner *t, const kgi_tune_shape *sh, int *rank, int n)
+{
+    const kgi_tune_opts *o = t->o;
+    if (o->configs || strcmp(o->strategy, "auto") != 0)
+        return 0;
+    if (!t->catctx && kg_context_open(&t->catctx, KG_DEVICE_NONE) != KG_OK) {
+        kg_context_close(t->catctx);
+        t->catctx = NULL;
+        return 0;
+    }
+    const kgi_catalogue *cat = NULL;
+    int lay = kgi_layout_index(o->layout);
+    if (kgi_catalogue_for(t->catctx, t->arch, &cat) != KG_OK || !cat || lay < 0)
+        return 0;
+    int sms = t->rep->have_device && t->rep->device.sm_count > 0 ? t->rep->device.sm_count : cat->sms;
+    kgi_pick picks[CATALOGUE_FIRST];
+    int np = kgi_catalogue_rank(cat, lay, sh->m, sh->n, sh->k, kgi_natural_align(lay, sh->m, sh->n, sh->k), sms,
+                                -1, picks, CATALOGUE_FIRST);
+    if (np > CATALOGUE_FIRST)
+        np = CATALOGUE_FIRST;
+    int moved = 0;
+    for (int i = 0; i < np; i++) {
+        const kgi_cat_kernel *k = &cat->kernels[picks[i].kernel];
+        char config[2048];
+        snprintf(config, sizeof config, "%s layout=%s", k->config, o->layout);
+        int c = kgi_space_lookup(t->sp, k->tmpl, config);
+        if (c < 0)
+            continue;
+        /* move c to position `moved`, the rest of the order kept */
+        int at = moved;
+        while (at < n && rank[at] != c)
+            at++;
+        if (at == n)
+            continue;
+        memmove(rank + moved + 1, rank + moved, (size_t)(at - moved) * sizeof *rank);
+        rank[moved++] = c;
+    }
+    return moved;
+}
+
 /* Tunes one shape with the chosen strategy. */
 static kg_status tune_shape(kgi_tuner *t, int si, kgi_strategy_fn strategy)
 {
@@ -254,6 +306,7 @@ static kg_status tune_shape(kgi_tuner *t, int si, kgi_strategy_fn strategy)
     if (!rank)
         return KG_ERR_NOMEM;
     kgi_model_rank(t->sp, &t->model, s->sh.m, s->sh.n, s->sh.k, rank);
+    s->from_catalogue = catalogue_first(t, &s->sh, rank, n);
     if (must_stop(t)) {
         free(rank);
         return KG_OK;
@@ -341,11 +394,13 @@ kg_status kgi_tune_run(const kgi_tune_opts *o, kgi_tune_report *rep, char *err, 
         rep->limits = *lim;
         kgi_model_dev_arch(lim, &t.model);
         arch = o->arch;
+        t.arch = arch;
     } else {
         if ((st = probe_device(&t, err, errlen)) != KG_OK)
             goto done;
         kgi_model_dev_device(&rep->limits, &rep->device, &t.model);
         arch = rep->device.cc_major * 10 + rep->device.cc_minor;
+        t.arch = arch;
         snprintf(t.key.device, sizeof t.key.device, "%s", rep->device.name);
         t.key.cc = arch;
         t.key.sm_count = rep->device.sm_count;
@@ -407,6 +462,7 @@ done:
         if (t.notify[i] >= 0)
             close(t.notify[i]);
     free(t.state);
+    kg_context_close(t.catctx);
     rep->wall_s = kgi_now() - t.t0;
     if (st != KG_OK && !err[0])
         snprintf(err, errlen, "%s", kg_strerror(st));

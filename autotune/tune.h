@@ -111,6 +111,7 @@ typedef struct kgi_shape_report {
     unsigned char *cached;      /* per candidate: came from the database */
     int count[KGI_OUT_COUNT];   /* evaluated candidates by outcome, check()-pruned ones included */
     int evaluated, cached_n, planned;
+    int from_catalogue;         /* auto: candidates moved to the front as the catalogue's picks for the shape */
     int best;                   /* fastest ok candidate, -1 */
     double wall_s;
     kgi_final_row *final;       /* the final stage's finalists, fastest first by final_ms */

@@ -27,6 +27,8 @@ typedef struct kgi_tuner {
     long long run_id;
     kgi_dbkey key;              /* device and layout filled in; the rest per candidate */
     kgi_model_dev model;
+    int arch;                   /* the architecture tuned for */
+    kg_context *catctx;         /* a CPU context holding the catalogues (auto: their picks first), NULL */
     int shape_index;
     kgi_shape_report *cur;
     unsigned char *state;       /* per candidate, EV_* */

@@ -158,9 +158,12 @@ static void print_summary(const kgi_tune_report *rep, const kgi_tune_opts *o, in
     row *rows = malloc(((size_t)rep->space.n + 1) * sizeof *rows);
     for (int si = 0; si < rep->nshapes && rows; si++) {
         const kgi_shape_report *s = &rep->shapes[si];
-        fprintf(f, "\n%s%s%dx%dx%d (%s), strategy %s: %d evaluated (%d from the database) in %.1f s\n",
+        char first[64] = "";
+        if (s->from_catalogue > 0)
+            snprintf(first, sizeof first, " (the catalogue's %d first)", s->from_catalogue);
+        fprintf(f, "\n%s%s%dx%dx%d (%s), strategy %s%s: %d evaluated (%d from the database) in %.1f s\n",
                 s->sh.tag[0] ? s->sh.tag : "", s->sh.tag[0] ? " " : "", s->sh.m, s->sh.n, s->sh.k, o->layout,
-                o->strategy, s->evaluated, s->cached_n, s->wall_s);
+                o->strategy, first, s->evaluated, s->cached_n, s->wall_s);
         fprintf(f, "  outcomes:");
         for (int oc = 1; oc < KGI_OUT_COUNT; oc++)
             if (s->count[oc])

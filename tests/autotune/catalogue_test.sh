@@ -24,6 +24,10 @@ check "between 1 and 4 candidates ($n)" test "$n" -ge 1 -a "$n" -le 4
 check "no layout in a candidate" sh -c "! grep -q 'layout=' '$tmp/cands.txt'"
 "$KGEN" tune --dry-run --arch sm_90 --configs "$tmp/cands.txt" --m 64 --n 64 --k 64 >/dev/null 2>"$tmp/d.err"
 check "the tuner reads the list" grep -q "strategy exhaustive: $n evaluated" "$tmp/d.err"
+# one kernel listed twice, spelt two ways (a seed beside a candidate): timed once
+printf 'matmul_warp bm=64 stages=3\nmatmul_warp bm=64 bn=128 stages=3 raster=1\n' >"$tmp/twice.txt"
+"$KGEN" tune --dry-run --arch sm_90 --configs "$tmp/twice.txt" --m 64 --n 64 --k 64 >/dev/null 2>"$tmp/d2.err"
+check "a kernel listed twice is timed once" grep -q "strategy exhaustive: 1 evaluated" "$tmp/d2.err"
 # --per-kind: the best of each kind besides (matmul's kinds: 16-byte copies or not)
 "$KGEN" catalogue candidates --shapes "$tmp/shapes.txt" --template matmul --max 1 --per-shape 8 --per-kind 1 \
     -o "$tmp/kinds.txt" 2>/dev/null
@@ -64,6 +68,24 @@ check "kernel 1 at nn 512^3 is its measured $t1 us" grep -q "^time nn 512 512 51
 # with room for all, every pair gets its best: 0.0% above it
 "$KGEN" catalogue make "$DATA" --max-kernels 50 --tolerance 0 --date 2026-11-23 -o "$tmp/all.txt" 2>"$tmp/a.err"
 check "all kernels: every pair at its best" grep -q "0.0% above the best on geometric mean, 0.0% at worst" "$tmp/a.err"
+
+# the tuner's default strategy measures the catalogue's picks for the shape first (autotune/README.md):
+# with this three-kernel catalogue, its kernels that the default space holds are among the first 4 timed
+KGEN_CATALOGUE=$tmp/cat.txt "$KGEN" tune --dry-run --arch sm_90 --m 512 --n 512 --k 512 --layout nn --budget 4 \
+    --top 0 --db "$tmp/t.db" >/dev/null 2>"$tmp/t.err"
+check "auto: a dry run exits 0" test $? = 0
+moved=$(sed -n "s/.*strategy auto (the catalogue's \([0-9]*\) first).*/\1/p" "$tmp/t.err")
+check "auto: the catalogue's picks first (${moved:-none})" test "${moved:-0}" -ge 1
+inspace=0
+while read -r _ _ tmpl _ _ _ _ _ _ cfg; do
+    grep -qF "$tmpl $cfg layout=nn" "$tmp/t.err" && inspace=$((inspace + 1))
+done < <(grep '^kernel ' "$tmp/cat.txt")
+check "auto: the $moved moved kernels are among those timed ($inspace of the catalogue's found)" \
+    test "$inspace" -ge "${moved:-1}"
+KGEN_CATALOGUE=$tmp/cat.txt "$KGEN" tune --dry-run --arch sm_90 --m 512 --n 512 --k 512 --strategy model \
+    --budget 4 --db "$tmp/t.db" >/dev/null 2>"$tmp/t2.err"
+check "model: the model's order alone" sh -c "! grep -q \"the catalogue's\" '$tmp/t2.err'"
+
 # bad input: a clear message, nothing written
 expect 2 "needs --date" catalogue make "$DATA" -o "$tmp/x.txt"
 expect 2 "needs --date" catalogue make "$DATA" --date 23/11/2026 -o "$tmp/x.txt"
