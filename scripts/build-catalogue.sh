@@ -7,7 +7,9 @@
 # On a GPU machine, with kgen built in BUILD_DIR (this script builds
 # nothing), using only kgen's own commands:
 #   1. kgen catalogue candidates: the model's choice of configurations for
-#      the training shapes (catalogue/train-shapes.txt), in every layout;
+#      the training shapes (catalogue/train-shapes.txt), in every layout,
+#      and the seeds catalogue/seeds-sm_<XY>.txt where there is one
+#      (configurations earlier tuning on that architecture found best);
 #   2. kgen tune --configs: each candidate timed at each training shape in
 #      each layout (nn nt tn tt), verified against a float64 reference,
 #      into a fresh tuning database in WORK_DIR (default: a temporary one);
@@ -120,8 +122,13 @@ t0=$(date +%s)
 if [ -s "$WORK/candidates.txt" ]; then
     echo "build-catalogue.sh: resuming with $WORK/candidates.txt and $WORK/build.db"
 else
-    "$KGEN" catalogue candidates --shapes "$SHAPES" --arch "sm_$ARCH" --max "$NCAND" -o "$WORK/candidates.txt" ||
+    "$KGEN" catalogue candidates --shapes "$SHAPES" --arch "sm_$ARCH" --max "$NCAND" -o "$WORK/candidates.new" ||
         exit 1
+    # the seeds: configurations earlier tuning on this architecture found best, measured alike
+    if [ -r "catalogue/seeds-sm_$ARCH.txt" ]; then
+        cat "catalogue/seeds-sm_$ARCH.txt" >> "$WORK/candidates.new" || exit 1
+    fi
+    mv "$WORK/candidates.new" "$WORK/candidates.txt" || exit 1
 fi
 for l in $LAYOUTS; do
     echo "build-catalogue.sh: timing the candidates in layout $l"
