@@ -42,7 +42,7 @@ function cap(   s) { s = lm + ln + lk; if (s > 35) { lm -= (s - 35) * lm / s; ln
 BEGIN {
   print "# kgen catalogue training shapes: tag M N K (written by scripts/build-catalogue.sh --make-shapes:"
   print "# Halton points in log2 space, independent of bench/shapes.txt and bench/grid.txt, which judge it)"
-  for (i = 1; i <= 40; i++) {      # M, N 16..16384, K 8..32768
+  for (i = 1; i <= 64; i++) {      # M, N 16..16384, K 8..32768
     lm = 4 + 10 * halton(i, 2); ln = 4 + 10 * halton(i, 3); lk = 3 + 12 * halton(i, 5); cap()
     printf "g%02d %d %d %d\n", i, size(lm, i), size(ln, i), size(lk, i)
   }
@@ -51,7 +51,7 @@ BEGIN {
     lm = i % 2 ? ls : lb; ln = i % 2 ? lb : ls; cap()
     printf "v%02d %d %d %d\n", i, size(lm, i), size(ln, i), size(lk, i)
   }
-  for (i = 1; i <= 12; i++) {      # one of M, N 16..128 (batches of a few rows), the other and K large
+  for (i = 1; i <= 24; i++) {      # one of M, N 16..128 (batches of a few rows), the other and K large
     ls = 4 + 3 * halton(i, 2); lb = 10 + 4 * halton(i, 3); lk = 9 + 5 * halton(i, 5)
     lm = i % 2 ? ls : lb; ln = i % 2 ? lb : ls; cap()
     printf "t%02d %d %d %d\n", i, size(lm, i), size(ln, i), size(lk, i)

@@ -19,11 +19,12 @@
 #include "runtime/catalogue.h"
 #include "testutil.h"
 
-/* The committed sm_90 catalogue (78 training shapes x 4 layouts, 2026-11-24): geometric mean 1.042, worst
- * 2.63 at one shape (tt 112x27x3184, two tiles and K 3184, where the stream-K kernels' fix-up of 132
- * pieces per tile costs more than the model's features say); the synthetic fixture 1.001 and 1.05. */
+/* The committed sm_90 catalogue (114 training shapes x 4 layouts, 2026-11-24): geometric mean 1.041, worst
+ * 1.72 (nn 571x81x1753). The 78-shape catalogue before it: 1.042, worst 2.63 (tt 112x27x3184, two tiles
+ * and K 3184, where the stream-K kernels' fix-up of 132 pieces per tile costs more than the model's
+ * features say, with no thin shape near it). The synthetic fixture: 1.001 and 1.05. */
 #define GEOMEAN_BOUND 1.05
-#define WORST_BOUND 3.0
+#define WORST_BOUND 2.0
 
 static void loo(const char *name, const char *text, size_t len)
 {
