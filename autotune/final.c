@@ -139,14 +139,17 @@ static int sample(kgi_tuner *t, kgi_worker *w, kgi_final_row *f, kgi_wmsg *msg)
 }
 
 /* Whether the shape's final set in the database is still current: this
- * run recorded nothing new for the shape (any new ok row would have cleared
- * the set: db.c's trigger), every one of the n finalists chosen now holds a
- * final time, and no other row does. Then *f gets the stored times. */
+ * run timed nothing new for the shape (any new ok row would have cleared
+ * the set: db.c's trigger; a candidate pruned before it ran, which a second
+ * run may meet where the first stopped, changes no time), every one of the
+ * n finalists chosen now holds a final time, and no other row does. Then
+ * *f gets the stored times. */
 static int final_current(kgi_tuner *t, const kgi_dbkey *shape, kgi_final_row *f, int n)
 {
     const kgi_shape_report *s = t->cur;
-    if (s->evaluated != s->cached_n)
-        return 0;
+    for (int c = 0; c < t->sp->n; c++)
+        if (!s->cached[c] && s->res[c].outcome != KGI_OUT_NONE && kgi_outcome_ran(s->res[c].outcome))
+            return 0;
     kgi_dbkey *keys = calloc(FETCH, sizeof *keys);
     double *ms = calloc(FETCH, sizeof *ms);
     int rows = keys && ms ? kgi_db_fastest(t->db, shape, keys, ms, FETCH) : -1;
