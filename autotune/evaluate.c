@@ -316,19 +316,25 @@ static int ran_total(const kgi_shape_report *s)
 }
 
 /* Admits candidates in order: a finished row in the database is reused
- * (resume); the others go to the compile pool, at most `window` ahead. */
-static void admit(kgi_tuner *t, const int *idx, int n, int *next, int window)
+ * (resume); the others go to the compile pool, at most `window` ahead.
+ * Reused rows that ran count against the budget as they did when they ran:
+ * admission stops once `ran_left` of them (less those running or ready to
+ * run) are taken, so a resumed search takes the first run's path. */
+static void admit(kgi_tuner *t, const int *idx, int n, int *next, int window, int ran_left)
 {
-    int unresolved = 0; /* compiling, or compiled and waiting for a worker */
-    for (int i = 0; i < *next; i++)
+    int unresolved = 0, pending = busy_workers(t); /* compiling, or compiled and waiting for a worker */
+    for (int i = 0; i < *next; i++) {
         unresolved += t->state[idx[i]] == EV_COMPILING || t->state[idx[i]] == EV_READY;
-    while (*next < n && unresolved < window) {
+        pending += t->state[idx[i]] == EV_READY;
+    }
+    while (*next < n && unresolved < window && pending < ran_left) {
         int c = idx[(*next)++];
         kgi_result r;
         kgi_dbkey key;
         fill_key(t, c, &key);
         if (!t->o->force && kgi_db_get(t->db, &key, &r) == 1 && kgi_outcome_finished(r.outcome)) {
             record(t, c, &r, 1);
+            ran_left -= kgi_outcome_ran(r.outcome);
             continue;
         }
         t->state[c] = EV_COMPILING;
@@ -360,13 +366,17 @@ int kgi_tuner_eval(void *ud, const int *idx, int n, int max_ran, double *ms, uns
         t->rep->timed_out |= out_of_time;
         int budget_left = nran + running < max_ran;
         if (!out_of_time && budget_left) {
-            admit(t, idx, n, &next, window);
+            admit(t, idx, n, &next, window, max_ran - nran);
             nran = ran_total(t->cur) - ran_at_entry;
         }
         while (first < next && t->state[idx[first]] == EV_DONE)
             first++;
         kgi_worker *w;
+        /* in the list's order: a candidate still compiling holds back those
+         * after it, so the budget takes the same candidates every run */
         for (int i = first; !out_of_time && i < next && nran + busy_workers(t) < max_ran; i++) {
+            if (t->state[idx[i]] == EV_COMPILING)
+                break;
             if (t->state[idx[i]] != EV_READY)
                 continue;
             /* the first candidate to time starts the workers */
