@@ -372,11 +372,16 @@ int kgi_tuner_eval(void *ud, const int *idx, int n, int max_ran, double *ms, uns
         while (first < next && t->state[idx[first]] == EV_DONE)
             first++;
         kgi_worker *w;
-        /* in the list's order: a candidate still compiling holds back those
-         * after it, so the budget takes the same candidates every run */
-        for (int i = first; !out_of_time && i < next && nran + busy_workers(t) < max_ran; i++) {
-            if (t->state[idx[i]] == EV_COMPILING)
-                break;
+        /* a candidate still compiling keeps a slot of the budget for itself
+         * over those after it, so the budget takes the first candidates of
+         * the list that compile and run, the same in every run, while the
+         * GPUs need not wait for a slow compile */
+        int held = 0;
+        for (int i = first; !out_of_time && i < next && nran + busy_workers(t) + held < max_ran; i++) {
+            if (t->state[idx[i]] == EV_COMPILING) {
+                held++;
+                continue;
+            }
             if (t->state[idx[i]] != EV_READY)
                 continue;
             /* the first candidate to time starts the workers */
