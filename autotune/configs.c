@@ -3,7 +3,6 @@
  * (see configs.h).
  */
 #include <ctype.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,45 +116,10 @@ kg_status kgi_config_list_read(const char *path, kgi_config_list *out, char *err
     memset(out, 0, sizeof *out);
     char name[512];
     snprintf(name, sizeof name, "--configs %s", path);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "--configs: cannot open '%s': %s", path, strerror(errno));
+    size_t len;
+    char *buf = kgi_read_file("--configs", path, (size_t)64 << 20, &len, err, errlen);
+    if (!buf)
         return KG_ERR_IO;
-    }
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (len == cap) {
-            if (cap >= (size_t)64 << 20) {
-                snprintf(err, errlen, "--configs: '%s' is larger than 64 MiB", path);
-                free(buf);
-                fclose(f);
-                return KG_ERR_CONFIG;
-            }
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb, cap *= 2;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0)
-            break;
-    }
-    if (!buf) {
-        fclose(f);
-        return KG_ERR_NOMEM;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        snprintf(err, errlen, "--configs: '%s' could not be read", path);
-        free(buf);
-        return KG_ERR_IO;
-    }
     kg_status st = kgi_config_list_parse(buf, len, name, out, err, errlen);
     free(buf);
     return st;

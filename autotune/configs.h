@@ -27,7 +27,8 @@ typedef struct kgi_config_list {
  * is not a module name, a bad configuration, a `layout`, no entries. */
 kg_status kgi_config_list_parse(const char *text, size_t len, const char *name, kgi_config_list *out, char *err,
                                 size_t errlen);
-/* Reads and parses a file (KG_ERR_IO when it cannot be read). */
+/* Reads and parses a file (KG_ERR_IO when it cannot be read, or is over
+ * 64 MiB). */
 kg_status kgi_config_list_read(const char *path, kgi_config_list *out, char *err, size_t errlen);
 void kgi_config_list_free(kgi_config_list *l);
 

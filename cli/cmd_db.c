@@ -51,32 +51,11 @@ static void print_result(void *ud, const kgi_dbkey *key, const kgi_result *r)
 
 char *kgc_slurp(const char *path, size_t *len)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "kgen: cannot open '%s': %s\n", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
-        if (n < cap)
-            break;
-        char *p = realloc(buf, cap *= 2);
-        if (!p)
-            free(buf);
-        buf = p;
-    }
-    int bad = ferror(f);
-    if (f != stdin)
-        fclose(f);
-    if (!buf || bad) {
-        fprintf(stderr, "kgen: cannot read '%s'\n", path);
-        free(buf);
-        return NULL;
-    }
-    *len = n;
+    char err[1024];
+    char *buf = strcmp(path, "-") == 0 ? kgi_read_stream(stdin, "", "-", (size_t)1 << 30, len, err, sizeof err)
+                                       : kgi_read_file("", path, (size_t)1 << 30, len, err, sizeof err);
+    if (!buf)
+        fprintf(stderr, "kgen: %s\n", err);
     return buf;
 }
 

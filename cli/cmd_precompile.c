@@ -92,26 +92,13 @@ static kgi_catalogue *load(kg_context *ctx, const char *file, int arch, const kg
 {
     *use = NULL;
     if (file) {
-        FILE *f = fopen(file, "rb");
-        if (!f) {
-            fprintf(stderr, "kgen: precompile: cannot open %s\n", file);
+        size_t n;
+        char *text = kgc_slurp(file, &n);
+        if (!text)
             return NULL;
-        }
-        size_t cap = 1 << 20, n = 0;
-        char *text = malloc(cap);
-        for (size_t r; text && (r = fread(text + n, 1, cap - n, f)) > 0;) {
-            n += r;
-            char *t = n == cap ? realloc(text, cap *= 2) : text;
-            if (!t)
-                free(text);
-            text = t;
-        }
-        fclose(f);
         kgi_catalogue *c = NULL;
         char err[1024];
-        if (!text)
-            fprintf(stderr, "kgen: precompile: out of memory reading %s\n", file);
-        else if (kgi_catalogue_parse(text, n, file, &c, err, sizeof err) != 0)
+        if (kgi_catalogue_parse(text, n, file, &c, err, sizeof err) != 0)
             fprintf(stderr, "kgen: precompile: %s\n", err);
         free(text);
         *use = c;

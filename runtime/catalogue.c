@@ -523,36 +523,6 @@ static int add(struct kgi_catset *s, kgi_catalogue *c)
     return 0;
 }
 
-/* Reads a whole file; NULL with err on failure. */
-static char *read_file(const char *path, size_t *len, char *err, size_t errlen)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "cannot open KGEN_CATALOGUE '%s': %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    for (size_t r; buf && (r = fread(buf + n, 1, cap - n, f)) > 0;) {
-        n += r;
-        if (n == cap) {
-            char *b = cap < (256u << 20) ? realloc(buf, cap *= 2) : NULL;
-            if (!b)
-                free(buf);
-            buf = b;
-        }
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!buf || bad) {
-        snprintf(err, errlen, "cannot read KGEN_CATALOGUE '%s'%s", path, buf ? "" : ": out of memory or too large");
-        free(buf);
-        return NULL;
-    }
-    *len = n;
-    return buf;
-}
-
 static kg_status catset(kg_context *ctx, struct kgi_catset **out)
 {
     if (!ctx->catalogues && !(ctx->catalogues = calloc(1, sizeof *ctx->catalogues)))
@@ -566,7 +536,7 @@ static kg_status catset(kg_context *ctx, struct kgi_catset **out)
     const char *env = getenv("KGEN_CATALOGUE");
     if (env && env[0]) {
         size_t len;
-        char *text = read_file(env, &len, err, sizeof err);
+        char *text = kgi_read_file("KGEN_CATALOGUE", env, (size_t)256 << 20, &len, err, sizeof err);
         kgi_catalogue *c = NULL;
         if (!text || kgi_catalogue_parse(text, len, env, &c, err, sizeof err) != 0) {
             free(text);

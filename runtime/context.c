@@ -7,6 +7,7 @@
  * library's handle (driver.c): libcuda.so.1 is opened once per process and
  * never closed, because unloading the driver after cuInit is unsafe.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,47 @@ unsigned long long kgi_hash(const void *data, size_t n, unsigned long long h)
         h *= 0x100000001b3ULL;
     }
     return h;
+}
+
+char *kgi_read_stream(FILE *f, const char *what, const char *path, size_t max, size_t *len, char *err,
+                      size_t errlen)
+{
+    const char *sp = what[0] ? " " : "";
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    for (size_t r; buf && (r = fread(buf + n, 1, cap - n, f)) > 0;) {
+        n += r;
+        if (n > max) {
+            snprintf(err, errlen, "%s%s'%s' is larger than %zu MiB", what, sp, path, max >> 20);
+            free(buf);
+            return NULL;
+        }
+        if (n == cap) {
+            char *b = realloc(buf, cap *= 2);
+            if (!b)
+                free(buf);
+            buf = b;
+        }
+    }
+    if (!buf || ferror(f)) {
+        snprintf(err, errlen, "cannot read %s%s'%s'%s", what, sp, path, buf ? "" : ": out of memory");
+        free(buf);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+char *kgi_read_file(const char *what, const char *path, size_t max, size_t *len, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "cannot open %s%s'%s': %s", what, what[0] ? " " : "", path, strerror(errno));
+        return NULL;
+    }
+    char *buf = kgi_read_stream(f, what, path, max, len, err, errlen);
+    fclose(f);
+    return buf;
 }
 
 kg_status kg_context_open(kg_context **out, int device)

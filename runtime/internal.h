@@ -25,6 +25,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "gen/host.h"
 #include "kgen.h"
@@ -226,5 +227,15 @@ kg_status kgi_fail_owned(kg_context *ctx, kg_status status, char *msg);
 /* 64-bit FNV-1a, chained: kgi_hash(data, n, kgi_hash(...)) */
 #define KGI_HASH_SEED 0xcbf29ce484222325ULL
 unsigned long long kgi_hash(const void *data, size_t n, unsigned long long h);
+
+/* The whole of `f` (at most `max` bytes) in a malloc'ed buffer of *len bytes,
+ * not NUL-terminated. NULL on failure, with err naming `what` (a label such
+ * as "KGEN_CATALOGUE", or "") and `path`: "cannot read WHAT 'PATH'",
+ * "WHAT 'PATH' is larger than N MiB", or out of memory. */
+char *kgi_read_stream(FILE *f, const char *what, const char *path, size_t max, size_t *len, char *err,
+                      size_t errlen);
+/* The same for the file at `path`, opened and closed here ("cannot open
+ * WHAT 'PATH': REASON" when it cannot be opened). */
+char *kgi_read_file(const char *what, const char *path, size_t max, size_t *len, char *err, size_t errlen);
 
 #endif /* KGEN_INTERNAL_H */
