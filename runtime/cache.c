@@ -344,44 +344,67 @@ int kgi_cache_entry_parse(const unsigned char *buf, size_t len, unsigned long lo
     return 0;
 }
 
+/* Reads the regular file `path` (at least `min` bytes, under 1 GiB) whole
+ * and checks it with `valid`; returns the buffer (*n bytes) when it passes,
+ * NULL on a miss. A file that is read whole and fails the check is damaged:
+ * it is deleted so that it is rebuilt, unless a writer has renamed a new
+ * file into its place since it was opened (an I/O error says nothing about
+ * the content, so that file stays). */
+static unsigned char *read_checked(const char *path, size_t min,
+                                   int (*valid)(const unsigned char *buf, size_t n, void *ud), void *ud, size_t *n)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return NULL;
+    struct stat sb;
+    unsigned char *buf = NULL;
+    int ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size >= (off_t)min && sb.st_size < (1 << 30) &&
+             (buf = malloc((size_t)sb.st_size));
+    size_t got = 0;
+    int unreadable = 0;
+    while (ok && got < (size_t)sb.st_size) {
+        ssize_t r = read(fd, buf + got, (size_t)sb.st_size - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            ok = 0, unreadable = r < 0;
+        else
+            got += (size_t)r;
+    }
+    close(fd);
+    if (ok && valid(buf, (size_t)sb.st_size, ud)) {
+        *n = (size_t)sb.st_size;
+        return buf;
+    }
+    struct stat now;
+    if (buf && !unreadable && stat(path, &now) == 0 && now.st_ino == sb.st_ino && now.st_dev == sb.st_dev)
+        unlink(path);
+    free(buf);
+    return NULL;
+}
+
+struct entry_check {
+    unsigned long long key, check;
+    entry *e;
+};
+
+static int entry_valid(const unsigned char *buf, size_t n, void *ud)
+{
+    struct entry_check *c = ud;
+    return kgi_cache_entry_parse(buf, n, c->key, c->check, &c->e->info) == 0;
+}
+
 /* Reads and checks the entry for `key`; 1 on a hit (e filled), 0 on a miss.
  * A damaged file is deleted. */
 static int disk_load(struct kgi_cache *c, unsigned long long key, unsigned long long check, entry *e)
 {
     char path[4096];
     entry_path(c, key, path, sizeof path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0)
+    struct entry_check ec = {key, check, e};
+    size_t n;
+    unsigned char *buf = read_checked(path, HDR_SIZE, entry_valid, &ec, &n);
+    if (!buf)
         return 0;
-    struct stat sb;
-    unsigned char *buf = NULL;
-    int ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size >= HDR_SIZE &&
-             sb.st_size < (1 << 30) && (buf = malloc((size_t)sb.st_size));
-    size_t got = 0;
-    int unreadable = 0; /* an I/O error says nothing about the file's content */
-    while (ok && got < (size_t)sb.st_size) {
-        ssize_t r = read(fd, buf + got, (size_t)sb.st_size - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            ok = 0;
-            unreadable = r < 0;
-        } else {
-            got += (size_t)r;
-        }
-    }
-    close(fd);
-    if (ok)
-        ok = kgi_cache_entry_parse(buf, (size_t)sb.st_size, key, check, &e->info) == 0;
-    if (!ok) {
-        /* Damaged: remove it so it is rebuilt, unless a writer has renamed a
-         * new file into its place since we opened it. */
-        struct stat now;
-        if (buf && !unreadable && stat(path, &now) == 0 && now.st_ino == sb.st_ino && now.st_dev == sb.st_dev)
-            unlink(path);
-        free(buf);
-        return 0;
-    }
     e->size = e->info.cubin_size;
     /* the payload moves to the front: the entry owns one allocation */
     memmove(buf, buf + HDR_SIZE, e->size);
@@ -472,6 +495,15 @@ static int blob_path(const struct kgi_cache *c, const char *ext, unsigned long l
     return (size_t)snprintf(path, len, "%s/%016llx.%s", c->dir, key, ext) < len;
 }
 
+static int blob_valid(const unsigned char *buf, size_t n, void *ud)
+{
+    unsigned long long key = *(const unsigned long long *)ud;
+    uint64_t size = get64(buf + 24);
+    return memcmp(buf, BLOB_MAGIC, 8) == 0 && get32(buf + 8) == KGI_CACHE_FORMAT && get32(buf + 12) == BLOB_HDR &&
+           get64(buf + 40) == kgi_hash(buf, 40, KGI_HASH_SEED) && get64(buf + 16) == key &&
+           size == (uint64_t)n - BLOB_HDR && get64(buf + 32) == kgi_hash(buf + BLOB_HDR, (size_t)size, KGI_HASH_SEED);
+}
+
 int kgi_cache_blob_get(kg_context *ctx, const char *ext, unsigned long long key, void **data, size_t *len)
 {
     struct kgi_cache *c = ctx->cache;
@@ -479,38 +511,12 @@ int kgi_cache_blob_get(kg_context *ctx, const char *ext, unsigned long long key,
     *data = NULL, *len = 0;
     if (!c || !dir_ready(c, 0) || !blob_path(c, ext, key, path, sizeof path))
         return 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0)
+    size_t n;
+    unsigned char *buf = read_checked(path, BLOB_HDR, blob_valid, &key, &n);
+    if (!buf)
         return 0;
-    struct stat sb;
-    unsigned char *buf = NULL;
-    int ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size >= BLOB_HDR && sb.st_size < (1 << 30) &&
-             (buf = malloc((size_t)sb.st_size));
-    size_t got = 0;
-    int unreadable = 0;
-    while (ok && got < (size_t)sb.st_size) {
-        ssize_t r = read(fd, buf + got, (size_t)sb.st_size - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            ok = 0, unreadable = r < 0;
-        else
-            got += (size_t)r;
-    }
-    close(fd);
-    uint64_t size = ok ? get64(buf + 24) : 0;
-    ok = ok && memcmp(buf, BLOB_MAGIC, 8) == 0 && get32(buf + 8) == KGI_CACHE_FORMAT && get32(buf + 12) == BLOB_HDR &&
-         get64(buf + 40) == kgi_hash(buf, 40, KGI_HASH_SEED) && get64(buf + 16) == key &&
-         size == (uint64_t)sb.st_size - BLOB_HDR && get64(buf + 32) == kgi_hash(buf + BLOB_HDR, (size_t)size, KGI_HASH_SEED);
-    if (!ok) {
-        struct stat now;
-        if (buf && !unreadable && stat(path, &now) == 0 && now.st_ino == sb.st_ino && now.st_dev == sb.st_dev)
-            unlink(path);
-        free(buf);
-        return 0;
-    }
-    memmove(buf, buf + BLOB_HDR, (size_t)size);
-    *data = buf, *len = (size_t)size;
+    memmove(buf, buf + BLOB_HDR, n - BLOB_HDR);
+    *data = buf, *len = n - BLOB_HDR;
     return 1;
 }
 
