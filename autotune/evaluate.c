@@ -98,30 +98,30 @@ static void compiled_result(const kgi_compiled *cc, kgi_result *r)
     r->k_multiple = (int)cc->geo.k_multiple, r->ld_multiple = (int)cc->geo.ld_multiple;
 }
 
-/* Whether the kernel's preconditions admit the tuned shape with packed
- * operands; records pruned_shape when not. */
-static int shape_admits(kgi_tuner *t, int c, const kgi_compiled *cc)
+void kgi_tuner_gemm(const kgi_tuner *t, kg_gemm *g)
 {
     const kgi_tune_shape *sh = &t->cur->sh;
     const char *layout = t->o->layout;
     /* Stand-in device pointers, aligned like any allocation. */
     const float *p = (const float *)(uintptr_t)4096;
-    kg_gemm g = {sh->m, sh->n, sh->k, t->o->alpha, t->o->beta, p, layout[0] == 't' ? sh->m : sh->k, p,
-                 layout[1] == 't' ? sh->k : sh->n, (float *)(uintptr_t)4096, sh->n};
+    *g = (kg_gemm){sh->m, sh->n, sh->k, t->o->alpha, t->o->beta, p, layout[0] == 't' ? sh->m : sh->k, p,
+                   layout[1] == 't' ? sh->k : sh->n, (float *)(uintptr_t)4096, sh->n};
+}
+
+/* Whether the kernel's preconditions admit the tuned shape with packed
+ * operands; records pruned_shape when not (the compile pool stops such a
+ * candidate after rendering it, and the same test says why here). */
+static int shape_admits(kgi_tuner *t, int c, const kgi_compiled *cc)
+{
+    kg_gemm g;
+    kgi_tuner_gemm(t, &g);
     char why[256];
-    int ok = kgi_geometry_admits(&cc->geo, &g, why, sizeof why);
-    /* pack=1 where neither operand needs packing: the pack=0 kernel again */
-    if (ok && cc->geo.pack_multiple && !kgi_packed_operands(&cc->geo, &g)) {
-        snprintf(why, sizeof why, "pack=1 packs nothing here (lda=%d, ldb=%d and the rows' M or N extent take "
-                 "16-byte copies as given): the same kernel as pack=0", g.lda, g.ldb);
-        ok = 0;
-    }
-    if (ok)
+    if (kgi_pool_admits(&cc->geo, &g, why, sizeof why))
         return 1;
     kgi_result r;
     compiled_result(cc, &r);
     r.outcome = KGI_OUT_PRUNED_SHAPE;
-    snprintf(r.reason, sizeof r.reason, "%dx%dx%d: %s", sh->m, sh->n, sh->k, why);
+    snprintf(r.reason, sizeof r.reason, "%dx%dx%d: %s", g.m, g.n, g.k, why);
     record(t, c, &r, 0);
     return 0;
 }
@@ -132,7 +132,7 @@ static void compiled(kgi_tuner *t, int c)
     kgi_compiled cc;
     if (t->state[c] != EV_COMPILING || !kgi_pool_result(t->pool, c, &cc))
         return;
-    if (cc.prune != KGI_OUT_NONE) {
+    if (cc.prune != KGI_OUT_NONE && cc.prune != KGI_OUT_PRUNED_SHAPE) {
         kgi_result r;
         compiled_result(&cc, &r);
         record(t, c, &r, 0);

@@ -31,6 +31,9 @@ struct kgi_pool {
     int *done, dhead, dtail;    /* FIFO of compiled ones, for kgi_pool_take */
     unsigned char *state;
     kgi_compiled *result;
+    int gated, gate_gen;        /* the shape gate (kgi_pool_gate) and its generation */
+    kg_gemm gate;
+    int *gen;                   /* per candidate: the gate generation its result was gated with, 0 none */
     int stopping, busy;
     int compiled, from_cache;
     double compile_ms;
@@ -62,10 +65,26 @@ void kgi_prune_compiled(const kgi_limits *lim, const kgi_prune_rules *rules, kgi
     }
 }
 
+int kgi_pool_admits(const kgi_geometry *geo, const kg_gemm *g, char *why, size_t why_len)
+{
+    if (!kgi_geometry_admits(geo, g, why, why_len))
+        return 0;
+    if (geo->pack_multiple && !kgi_packed_operands(geo, g)) {
+        snprintf(why, why_len,
+                 "pack=1 packs nothing here (lda=%d, ldb=%d and the rows' M or N extent take 16-byte copies as "
+                 "given): the same kernel as pack=0",
+                 g->lda, g->ldb);
+        return 0;
+    }
+    return 1;
+}
+
 /* Renders (for the geometry) and compiles one candidate in this thread's
  * context: template and configuration copied by the caller, so that a
- * thread left to finish after kgi_pool_stop_within reads no freed space. */
-static void compile_one(kgi_pool *p, kg_context *ctx, const char *tmpl, const char *config, kgi_compiled *c)
+ * thread left to finish after kgi_pool_stop_within reads no freed space.
+ * With `gate`, a geometry that cannot run it stops before compiling: 1 then. */
+static int compile_one(kgi_pool *p, kg_context *ctx, const char *tmpl, const char *config, const kg_gemm *gate,
+                        kgi_compiled *c)
 {
     memset(c, 0, sizeof *c);
     char err[900];
@@ -74,19 +93,24 @@ static void compile_one(kgi_pool *p, kg_context *ctx, const char *tmpl, const ch
     if (st != KG_OK) {
         c->prune = st == KG_ERR_CONFIG ? KGI_OUT_PRUNED_CHECK : KGI_OUT_COMPILE_ERROR;
         snprintf(c->reason, sizeof c->reason, "render: %s", err);
-        return;
+        return 0;
     }
     c->geo = src->geo;
     kg_source_free(src);
+    if (gate && !kgi_pool_admits(&c->geo, gate, c->reason, sizeof c->reason)) {
+        c->prune = KGI_OUT_PRUNED_SHAPE;
+        return 1;
+    }
     kg_cubin *cubin;
     if ((st = kg_compile(ctx, tmpl, config, p->arch, &cubin)) != KG_OK) {
         c->prune = st == KG_ERR_CONFIG ? KGI_OUT_PRUNED_CHECK : KGI_OUT_COMPILE_ERROR;
         snprintf(c->reason, sizeof c->reason, "%s", kg_last_error(ctx));
-        return;
+        return 0;
     }
     c->info = *kg_cubin_info(cubin);
     kg_cubin_free(cubin);
     kgi_prune_compiled(&p->lim, &p->rules, c);
+    return 0;
 }
 
 static kg_context *thread_context(kgi_pool *p)
@@ -119,9 +143,12 @@ static void *worker(void *arg)
         p->busy++;
         char tmpl[64], *config = strdup(p->sp->cand[idx].config);
         snprintf(tmpl, sizeof tmpl, "%s", p->sp->tmpl[p->sp->cand[idx].tmpl].name);
+        kg_gemm gate = p->gate;
+        int gen = p->gated ? p->gate_gen : 0;
         pthread_mutex_unlock(&p->mu);
 
         kgi_compiled c;
+        int gated = 0;
         if (ctx && uses >= RECYCLE_EVERY) {
             kg_context_close(ctx);
             ctx = NULL;
@@ -131,7 +158,7 @@ static void *worker(void *arg)
             uses = 0;
         }
         if (ctx && config) {
-            compile_one(p, ctx, tmpl, config, &c);
+            gated = compile_one(p, ctx, tmpl, config, gen ? &gate : NULL, &c);
             uses++;
         } else {
             memset(&c, 0, sizeof c);
@@ -142,11 +169,21 @@ static void *worker(void *arg)
         free(config);
 
         pthread_mutex_lock(&p->mu);
+        p->busy--;
+        if (gated && gen != (p->gated ? p->gate_gen : 0)) {
+            /* gated by a shape no longer tuned: again, for the current one */
+            p->state[idx] = QUEUED;
+            p->queue[p->tail++] = idx;
+            pthread_cond_signal(&p->work);
+            continue;
+        }
+        p->busy++;
+        p->gen[idx] = gated ? gen : 0;
         p->result[idx] = c;
         p->state[idx] = DONE;
         p->done[p->dtail++] = idx;
         p->busy--;
-        p->compiled++;
+        p->compiled += !gated;
         if (c.info.cache)
             p->from_cache++;
         else
@@ -178,12 +215,13 @@ kg_status kgi_pool_start(kgi_pool **out, int threads, const kgi_space *sp, const
     p->notify_fd = notify_fd;
     p->path = template_path ? strdup(template_path) : NULL;
     size_t n = (size_t)sp->n + 1;
-    p->queue = malloc(n * sizeof *p->queue);
+    p->queue = malloc(2 * n * sizeof *p->queue); /* room for a gate's generation after one compacted */
     p->done = malloc(n * sizeof *p->done);
     p->state = calloc(n, 1);
     p->result = calloc(n, sizeof *p->result);
+    p->gen = calloc(n, sizeof *p->gen);
     p->threads = calloc((size_t)threads, sizeof *p->threads);
-    if (!p->queue || !p->done || !p->state || !p->result || !p->threads || (template_path && !p->path)) {
+    if (!p->queue || !p->done || !p->state || !p->result || !p->gen || !p->threads || (template_path && !p->path)) {
         kgi_pool_stop(p);
         return KG_ERR_NOMEM;
     }
@@ -201,6 +239,27 @@ kg_status kgi_pool_start(kgi_pool **out, int threads, const kgi_space *sp, const
     }
     *out = p;
     return KG_OK;
+}
+
+void kgi_pool_gate(kgi_pool *p, const kg_gemm *g)
+{
+    pthread_mutex_lock(&p->mu);
+    p->gate_gen++;
+    p->gated = g != NULL;
+    if (g)
+        p->gate = *g;
+    /* a candidate enters the queue at most once a generation, and leaves
+     * the list of finished ones at most once: both start afresh */
+    memmove(p->queue, p->queue + p->head, (size_t)(p->tail - p->head) * sizeof *p->queue);
+    p->tail -= p->head;
+    p->head = 0;
+    p->dhead = p->dtail = 0;
+    for (int i = 0; i < p->sp->n; i++)
+        if (p->state[i] == DONE && p->gen[i]) {
+            p->state[i] = NOT_QUEUED;
+            p->gen[i] = 0;
+        }
+    pthread_mutex_unlock(&p->mu);
 }
 
 void kgi_pool_submit(kgi_pool *p, int idx)
@@ -313,6 +372,7 @@ void kgi_pool_stop_within(kgi_pool *p, double seconds)
     free(p->done);
     free(p->state);
     free(p->result);
+    free(p->gen);
     free(p->path);
     free(p);
 }

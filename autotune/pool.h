@@ -6,7 +6,9 @@
  * context (its own Lua state, which is not thread-safe to share), renders
  * and compiles candidates through kg_compile, so that the CUBIN lands in the
  * disk cache where the GPU worker's kg_kernel_get finds it. After compiling,
- * registers x threads, spills and occupancy prune. The main thread submits
+ * registers x threads, spills and occupancy prune. With a shape gate set
+ * (kgi_pool_gate), a candidate whose rendered geometry cannot run the tuned
+ * shape is not compiled at all (pruned_shape). The main thread submits
  * candidates in the order it wants them and is woken through `notify_fd`
  * (one byte per finished candidate) while it times earlier ones on the GPU.
  */
@@ -40,6 +42,18 @@ typedef struct kgi_pool kgi_pool;
 kg_status kgi_pool_start(kgi_pool **out, int threads, const kgi_space *sp, const kgi_limits *lim, int arch,
                          const char *template_path, const kgi_prune_rules *rules, int notify_fd, char *err,
                          size_t errlen);
+/* Whether a kernel of geometry `geo` can be tuned on `g` (operands packed,
+ * 16-byte aligned pointers): its preconditions admit the shape, and pack=1
+ * has something to pack (else it is the pack=0 kernel again). 0 and why
+ * when not. The one test behind pruned_shape. */
+int kgi_pool_admits(const kgi_geometry *geo, const kg_gemm *g, char *why, size_t why_len);
+
+/* Sets the shape (NULL: none) that rendered candidates must admit before
+ * they are compiled: one that does not is returned as pruned_shape, its
+ * geometry filled, not compiled. Changing the gate forgets those results,
+ * so that a candidate submitted again for the new shape is rendered again. */
+void kgi_pool_gate(kgi_pool *p, const kg_gemm *g);
+
 /* Queues candidate `idx` (once; later calls are ignored). */
 void kgi_pool_submit(kgi_pool *p, int idx);
 /* 1 and a copy of the outcome when candidate idx has been compiled, else 0. */

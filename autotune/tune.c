@@ -299,6 +299,9 @@ static kg_status tune_shape(kgi_tuner *t, int si, kgi_strategy_fn strategy)
     t->cur = s;
     t->best_probe_ms = 0;
     memset(t->state, EV_IDLE, (size_t)n + 1);
+    kg_gemm g;
+    kgi_tuner_gemm(t, &g);
+    kgi_pool_gate(t->pool, &g); /* no NVRTC time for kernels that cannot run this shape */
     double t0 = kgi_now();
     count_check_pruned(t);
     kg_status st = KG_OK;

@@ -39,6 +39,10 @@ typedef struct kgi_tuner {
     size_t errlen;
 } kgi_tuner;
 
+/* The GEMM the current shape is tuned on (packed operands, aligned stand-in
+ * pointers): what a candidate's preconditions must admit. */
+void kgi_tuner_gemm(const kgi_tuner *t, kg_gemm *g);
+
 /* The evaluate callbacks (kgi_eval_fn) of a real and of a dry run. */
 int kgi_tuner_eval(void *ud, const int *idx, int n, int max_ran, double *ms, unsigned char *ran);
 int kgi_tuner_eval_dry(void *ud, const int *idx, int n, int max_ran, double *ms, unsigned char *ran);

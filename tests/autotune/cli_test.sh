@@ -45,6 +45,18 @@ check "sm_75 rejects the 70 KB tile in check()" grep -q "pruned_check 1" "$tmp/d
 "$KGEN" tune --dry-run --arch sm_90 --template matmul --space "$big" --json >"$tmp/d90.json" 2>"$tmp/d90.err"
 check "sm_90 passes it to the compiler" grep -q "1 candidates" "$tmp/d90.err"
 check "--json names the dry run" grep -q '"dry_run": true' "$tmp/d90.json"
+# a kernel that cannot run the tuned shape is not compiled: at K = 129
+# (lda = 129) the float4 loads are refused after rendering, before NVRTC
+printf 'odd 257 193 129\n' >"$tmp/odd.txt"
+printf 'odd 257 193 129\neven 256 192 128\n' >"$tmp/oddeven.txt"
+"$KGEN" tune --dry-run --arch sm_90 --template matmul --space "$space" --shapes "$tmp/odd.txt" --top 0 \
+    >/dev/null 2>"$tmp/gate.err"
+check "float4 kernels are pruned_shape at K = 129" grep -q "pruned_shape 4 would-be-timed 4" "$tmp/gate.err"
+check "... and only the 4 others are compiled" grep -q "^compiled: 4 " "$tmp/gate.err"
+KGEN_CACHE_DIR=$tmp/cache-oe "$KGEN" tune --dry-run --arch sm_90 --template matmul --space "$space" \
+    --shapes "$tmp/oddeven.txt" --top 0 >/dev/null 2>"$tmp/gate2.err"
+check "the next shape, which takes float4 loads, compiles and would time all 8" \
+    test "$(grep -c "^compiled: 8 \|outcomes: would-be-timed 8$" "$tmp/gate2.err")" = 2
 # a budget and a strategy
 "$KGEN" tune --dry-run --template matmul --space "$space" --strategy model --budget 3 >/dev/null 2>"$tmp/m.err"
 check "model --budget 3 would time 3" grep -q "would-be-timed 3" "$tmp/m.err"
