@@ -13,6 +13,7 @@
 #include "autotune/space.h"
 #include "gen/config.h"
 #include "gen/host.h"
+#include "runtime/catalogue.h"
 
 static const char *const layouts[4] = {"nn", "nt", "tn", "tt"};
 
@@ -553,6 +554,181 @@ static kg_status describe(kgi_host *h, const kgi_limits *lim, const kern *k, cha
     return KG_OK;
 }
 
+/* A kernel line's fields (describe()), for every measured kernel. */
+typedef struct kline {
+    char needs[4], slices[16];
+    int tm, tn, persistent, bps;
+} kline;
+
+/* The catalogue text of kernels pick[0..n) with their times (the header's
+ * comment from `rep`, when given). */
+static void write_catalogue(FILE *f, const collect *c, const kline *kl, const double *t, const int *pick, int n,
+                            const kgi_cat_make_opts *o, const kgi_cat_make_report *rep)
+{
+    if (rep)
+        fprintf(f,
+                "# kgen kernel catalogue for sm_%d: %d kernels chosen from %d measured, each timed over %d (layout,"
+                " shape) pairs\n# by `kgen tune --configs` on %s, so that kg_matmul's choice from them comes closest"
+                " to the best\n# measured where each shape is left out of its own prediction (leave-one-out regret"
+                " %.3f, worst %.2f:\n# %s). Fastest of the set: within %.1f%% of the best measured kernel on"
+                " geometric mean, %.1f%% at\n# worst (%s). Rebuild: see catalogue/README.md.\n",
+                c->cc, n, c->nk, c->np, c->seen_device, rep->loo_geomean, rep->loo_worst,
+                rep->loo_worst_pair[0] ? rep->loo_worst_pair : "none", 100 * (rep->geomean_regret - 1),
+                100 * (rep->worst_regret - 1), rep->worst_pair[0] ? rep->worst_pair : "none");
+    fprintf(f, "kgen-catalogue 1\narch %d\nsms %d\ndevice %s\ndriver %s\ndate %s\ncommand %s\n", c->cc, c->sm_count,
+            c->seen_device, o->driver && o->driver[0] ? o->driver : "unknown", o->date, o->command);
+    fprintf(f, "# kernel ID TEMPLATE NEEDS TILE_M TILE_N KSLICES PERSISTENT BPS CONFIG\n");
+    for (int i = 0; i < n; i++) {
+        const kline *l = &kl[pick[i]];
+        fprintf(f, "kernel %d %s %s %d %d %s %d %d %s\n", i + 1, c->k[pick[i]].tmpl, l->needs, l->tm, l->tn, l->slices,
+                l->persistent, l->bps, c->k[pick[i]].config);
+    }
+    fprintf(f, "# time LAYOUT M N K, then each kernel's median time in microseconds ('-': not measured there)\n");
+    for (int p = 0; p < c->np; p++) {
+        fprintf(f, "time %s %d %d %d", layouts[c->p[p].layout], c->p[p].m, c->p[p].n, c->p[p].k);
+        for (int i = 0; i < n; i++) {
+            double v = t[(size_t)pick[i] * c->np + p];
+            if (isfinite(v))
+                fprintf(f, " %.2f", v);
+            else
+                fputs(" -", f);
+        }
+        fputc('\n', f);
+    }
+}
+
+/*
+ * What kg_matmul's model predicts for every measured kernel at every pair
+ * with that pair left out of the prediction (pred[kernel * np + pair];
+ * INFINITY where the kernel cannot run at the pair's alignment class or
+ * nothing calibrates it): a catalogue of all the measured kernels, ranked
+ * by kgi_catalogue_rank as kg_matmul and the leave-one-out test rank.
+ */
+static kg_status loo_predictions(const collect *c, const kline *kl, const double *t, const kgi_cat_make_opts *o,
+                                 double *pred, char *err, size_t errlen)
+{
+    char *text = NULL;
+    size_t len = 0;
+    int *all = malloc((size_t)c->nk * sizeof *all);
+    FILE *f = all ? open_memstream(&text, &len) : NULL;
+    if (!f) {
+        free(all);
+        snprintf(err, errlen, "out of memory");
+        return KG_ERR_NOMEM;
+    }
+    for (int i = 0; i < c->nk; i++)
+        all[i] = i;
+    write_catalogue(f, c, kl, t, all, c->nk, o, NULL);
+    free(all);
+    if (fclose(f) != 0 || !text) {
+        free(text);
+        snprintf(err, errlen, "out of memory");
+        return KG_ERR_NOMEM;
+    }
+    kgi_catalogue *cat = NULL;
+    char perr[512];
+    if (kgi_catalogue_parse(text, len, "measured kernels", &cat, perr, sizeof perr) != 0) {
+        free(text);
+        snprintf(err, errlen, "the measured kernels as a catalogue: %s", perr);
+        return KG_ERR_CONFIG;
+    }
+    free(text);
+    kgi_pick *picks = malloc(((size_t)c->nk + 1) * sizeof *picks);
+    kg_status st = picks && cat->nrows == c->np ? KG_OK : KG_ERR_NOMEM;
+    for (size_t i = 0; i < (size_t)c->nk * c->np; i++)
+        pred[i] = INFINITY;
+    for (int r = 0; r < c->np && st == KG_OK; r++) {
+        const kgi_cat_row *row = &cat->rows[r];
+        int align = kgi_natural_align(row->layout, row->m, row->n, row->k);
+        int got = kgi_catalogue_rank(cat, row->layout, row->m, row->n, row->k, align, cat->sms, r, picks, c->nk);
+        if (got < 0)
+            st = KG_ERR_NOMEM;
+        for (int i = 0; i < got && i < c->nk; i++)
+            pred[(size_t)picks[i].kernel * c->np + r] = picks[i].predicted_us;
+    }
+    if (st != KG_OK)
+        snprintf(err, errlen, "out of memory");
+    free(picks);
+    kgi_catalogue_free(cat);
+    return st;
+}
+
+/*
+ * Greedy choice by the regret kg_matmul would have: at each pair the set's
+ * kernel with the lowest leave-one-out prediction `pred` among those
+ * measured there (as kg_matmul passes over one that cannot run), its
+ * measured time over the best measured there. Adds the kernel that most
+ * lowers sum_p log(regret) (a pair nothing covers counts UNCOVERED), until
+ * `max` kernels, or every pair is within `tol` of its best, or nothing
+ * gains: a kernel fast where it was measured but mispredicted between its
+ * shapes earns its place only where it lowers the regret of the choice.
+ * A kernel that would replace the set's choice at a pair by one worse
+ * than `worst` times its best (and worse than before) is not added at all.
+ */
+static int greedy_loo(const double *t, const double *pred, int nc, int np, int max, double tol, double worst,
+                      int *pick)
+{
+    double *best = malloc((size_t)np * sizeof *best);
+    int *cur = malloc((size_t)np * sizeof *cur);
+    char *used = calloc((size_t)nc + 1, 1);
+    int n = 0;
+    if (!best || !cur || !used)
+        goto done;
+    for (int p = 0; p < np; p++) {
+        best[p] = INFINITY, cur[p] = -1;
+        for (int c = 0; c < nc; c++)
+            if (t[(size_t)c * np + p] < best[p])
+                best[p] = t[(size_t)c * np + p];
+    }
+    while (n < max) {
+        int within = n > 0;
+        for (int p = 0; p < np && within; p++)
+            within = !isfinite(best[p]) || (cur[p] >= 0 && t[(size_t)cur[p] * np + p] <= best[p] * (1 + tol));
+        if (within)
+            break;
+        int bc = -1;
+        double bg = 0;
+        for (int c = 0; c < nc; c++) {
+            if (used[c])
+                continue;
+            double g = 0;
+            for (int p = 0; p < np; p++) {
+                double v = t[(size_t)c * np + p], e = pred[(size_t)c * np + p];
+                if (!isfinite(v) || !isfinite(e))
+                    continue;
+                int k = cur[p];
+                if (k >= 0 && pred[(size_t)k * np + p] <= e)
+                    continue; /* the set's choice stays */
+                double before = k >= 0 ? log(t[(size_t)k * np + p] / best[p]) : log(UNCOVERED);
+                double after = log(v / best[p]);
+                if (k >= 0 && after > before && after > log(worst)) {
+                    g = -INFINITY; /* it would make the set's choice worse than `worst` */
+                    break;
+                }
+                g += before - after;
+            }
+            if (g > bg + 1e-12) {
+                bg = g;
+                bc = c;
+            }
+        }
+        if (bc < 0)
+            break;
+        used[bc] = 1;
+        pick[n++] = bc;
+        for (int p = 0; p < np; p++) {
+            double v = t[(size_t)bc * np + p], e = pred[(size_t)bc * np + p];
+            if (isfinite(v) && isfinite(e) && (cur[p] < 0 || e < pred[(size_t)cur[p] * np + p]))
+                cur[p] = bc;
+        }
+    }
+done:
+    free(best);
+    free(cur);
+    free(used);
+    return n;
+}
+
 kg_status kgi_catalogue_make(const char *export_text, size_t len, const kgi_cat_make_opts *o, FILE *f,
                              kgi_cat_make_report *rep, char *err, size_t errlen)
 {
@@ -561,8 +737,9 @@ kg_status kgi_catalogue_make(const char *export_text, size_t len, const kgi_cat_
     collect c;
     memset(&c, 0, sizeof c);
     c.device = o->device;
-    double *t = NULL;
+    double *t = NULL, *pred = NULL;
     int *pick = NULL;
+    kline *kl = NULL;
     kgi_host *h = NULL;
     kg_status st = kgi_db_open(":memory:", KGI_DB_CREATE, &db, err, errlen);
     if (st != KG_OK)
@@ -591,8 +768,10 @@ kg_status kgi_catalogue_make(const char *export_text, size_t len, const kgi_cat_
     qsort(c.p, (size_t)c.np, sizeof *c.p, cmp_pair);
     st = KG_ERR_NOMEM;
     t = malloc((size_t)c.nk * c.np * sizeof *t);
+    pred = malloc((size_t)c.nk * c.np * sizeof *pred);
     pick = malloc((size_t)c.nk * sizeof *pick);
-    if (!t || !pick)
+    kl = calloc((size_t)c.nk, sizeof *kl);
+    if (!t || !pred || !pick || !kl)
         goto done;
     for (size_t i = 0; i < (size_t)c.nk * c.np; i++)
         t[i] = INFINITY;
@@ -603,31 +782,7 @@ kg_status kgi_catalogue_make(const char *export_text, size_t len, const kgi_cat_
         if (c.m[i].us < *cell)
             *cell = c.m[i].us;
     }
-    int n = greedy(t, c.nk, c.np, o->max_kernels, o->tolerance, pick);
-    /* the regret of the chosen set, over the measured pairs */
-    double sum = 0;
-    int counted = 0;
-    rep->worst_regret = 1.0;
-    for (int p = 0; p < c.np; p++) {
-        double best = INFINITY, chosen = INFINITY;
-        for (int q = 0; q < c.nk; q++)
-            if (t[(size_t)q * c.np + p] < best)
-                best = t[(size_t)q * c.np + p];
-        for (int q = 0; q < n; q++)
-            if (t[(size_t)pick[q] * c.np + p] < chosen)
-                chosen = t[(size_t)pick[q] * c.np + p];
-        double r = isfinite(chosen) ? chosen / best : UNCOVERED;
-        sum += log(r);
-        counted++;
-        if (r > rep->worst_regret) {
-            rep->worst_regret = r;
-            snprintf(rep->worst_pair, sizeof rep->worst_pair, "%s %dx%dx%d", layouts[c.p[p].layout], c.p[p].m,
-                     c.p[p].n, c.p[p].k);
-        }
-    }
-    rep->geomean_regret = counted ? exp(sum / counted) : 1.0;
-    rep->rows = c.rows, rep->kernels_measured = c.nk, rep->pairs = c.np, rep->kernels = n;
-    /* describe each chosen kernel, then write */
+    /* describe each measured kernel as a catalogue line says it */
     const kgi_limits *lim = kgi_arch_limits(c.cc);
     if (!lim) {
         snprintf(err, errlen, "no limits known for sm_%d (the rows' compute capability)", c.cc);
@@ -636,36 +791,58 @@ kg_status kgi_catalogue_make(const char *export_text, size_t len, const kgi_cat_
     }
     if (!(h = kgi_host_new()) || (o->template_path && kgi_host_set_path(h, o->template_path) != 0))
         goto done;
-    fprintf(f, "# kgen kernel catalogue for sm_%d: %d kernels chosen from %d measured, each timed over %d (layout,"
-               " shape) pairs\n# by `kgen tune --configs` on %s; within %.1f%% of the best measured kernel on"
-               " geometric mean,\n# %.1f%% at worst (%s). Rebuild: see catalogue/README.md.\n",
-            c.cc, n, c.nk, c.np, c.seen_device, 100 * (rep->geomean_regret - 1), 100 * (rep->worst_regret - 1),
-            rep->worst_pair[0] ? rep->worst_pair : "none");
-    fprintf(f, "kgen-catalogue 1\narch %d\nsms %d\ndevice %s\ndriver %s\ndate %s\ncommand %s\n", c.cc, c.sm_count,
-            c.seen_device, o->driver && o->driver[0] ? o->driver : "unknown", o->date, o->command);
-    fprintf(f, "# kernel ID TEMPLATE NEEDS TILE_M TILE_N KSLICES PERSISTENT BPS CONFIG\n");
-    for (int i = 0; i < n; i++) {
-        const kern *k = &c.k[pick[i]];
-        char needs[4], slices[16];
-        int tm, tn, persistent;
-        if ((st = describe(h, lim, k, needs, &tm, &tn, slices, &persistent, err, errlen)) != KG_OK)
+    for (int i = 0; i < c.nk; i++) {
+        const kern *k = &c.k[i];
+        kline *l = &kl[i];
+        if ((st = describe(h, lim, k, l->needs, &l->tm, &l->tn, l->slices, &l->persistent, err, errlen)) != KG_OK)
             goto done;
         int bps = k->threads > 0 ? (int)lround(k->occupancy * lim->max_threads_per_sm / k->threads) : 1;
-        fprintf(f, "kernel %d %s %s %d %d %s %d %d %s\n", i + 1, k->tmpl, needs, tm, tn, slices, persistent,
-                bps < 1 ? 1 : bps, k->config);
+        l->bps = bps < 1 ? 1 : bps;
     }
-    fprintf(f, "# time LAYOUT M N K, then each kernel's median time in microseconds ('-': not measured there)\n");
+    if ((st = loo_predictions(&c, kl, t, o, pred, err, errlen)) != KG_OK)
+        goto done;
+    int n = greedy_loo(t, pred, c.nk, c.np, o->max_kernels, o->tolerance,
+                       o->max_regret > 0 ? o->max_regret : INFINITY, pick);
+    /* the chosen set: its fastest, and kg_matmul's leave-one-out choice, against the best measured */
+    double sum = 0, lsum = 0;
+    int counted = 0, lcounted = 0;
+    rep->worst_regret = rep->loo_worst = 1.0;
     for (int p = 0; p < c.np; p++) {
-        fprintf(f, "time %s %d %d %d", layouts[c.p[p].layout], c.p[p].m, c.p[p].n, c.p[p].k);
-        for (int i = 0; i < n; i++) {
-            double v = t[(size_t)pick[i] * c.np + p];
-            if (isfinite(v))
-                fprintf(f, " %.2f", v);
-            else
-                fputs(" -", f);
+        double best = INFINITY, chosen = INFINITY, e = INFINITY;
+        int lk = -1;
+        for (int q = 0; q < c.nk; q++)
+            if (t[(size_t)q * c.np + p] < best)
+                best = t[(size_t)q * c.np + p];
+        for (int q = 0; q < n; q++) {
+            double v = t[(size_t)pick[q] * c.np + p], pe = pred[(size_t)pick[q] * c.np + p];
+            if (v < chosen)
+                chosen = v;
+            if (isfinite(v) && pe < e)
+                e = pe, lk = pick[q];
         }
-        fputc('\n', f);
+        double r = isfinite(chosen) ? chosen / best : UNCOVERED;
+        sum += log(r);
+        counted++;
+        if (r > rep->worst_regret) {
+            rep->worst_regret = r;
+            snprintf(rep->worst_pair, sizeof rep->worst_pair, "%s %dx%dx%d", layouts[c.p[p].layout], c.p[p].m,
+                     c.p[p].n, c.p[p].k);
+        }
+        if (lk < 0)
+            continue; /* nothing else calibrates a kernel of the set measured here */
+        r = t[(size_t)lk * c.np + p] / best;
+        lsum += log(r);
+        lcounted++;
+        if (r > rep->loo_worst) {
+            rep->loo_worst = r;
+            snprintf(rep->loo_worst_pair, sizeof rep->loo_worst_pair, "%s %dx%dx%d", layouts[c.p[p].layout],
+                     c.p[p].m, c.p[p].n, c.p[p].k);
+        }
     }
+    rep->geomean_regret = counted ? exp(sum / counted) : 1.0;
+    rep->loo_geomean = lcounted ? exp(lsum / lcounted) : 1.0;
+    rep->rows = c.rows, rep->kernels_measured = c.nk, rep->pairs = c.np, rep->kernels = n;
+    write_catalogue(f, &c, kl, t, pick, n, o, rep);
     st = ferror(f) ? KG_ERR_IO : KG_OK;
     if (st != KG_OK)
         snprintf(err, errlen, "writing the catalogue failed");
@@ -678,7 +855,9 @@ done:
     free(c.p);
     free(c.m);
     free(t);
+    free(pred);
     free(pick);
+    free(kl);
     free(c.mp);
     return st;
 }

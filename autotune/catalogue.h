@@ -43,6 +43,8 @@ kg_status kgi_catalogue_candidates(const kgi_cat_cand_opts *o, kgi_config_list *
 typedef struct kgi_cat_make_opts {
     int max_kernels;
     double tolerance;           /* stop once every (layout, shape) is within this of its best (0.02) */
+    double max_regret;          /* add no kernel that would make kg_matmul's choice at a shape more than this
+                                   many times slower than the best measured there, where it was not (2.0) */
     const char *device;         /* which device's rows (NULL: the only one) */
     const char *driver;         /* for the header */
     const char *date;           /* YYYY-MM-DD */
@@ -54,6 +56,9 @@ typedef struct kgi_cat_make_report {
     int rows, kernels_measured, pairs, kernels;
     double geomean_regret, worst_regret; /* of the chosen set over the measured pairs (1.0: the best) */
     char worst_pair[96];
+    /* kg_matmul's choice from the set at each pair left out of its own prediction */
+    double loo_geomean, loo_worst;
+    char loo_worst_pair[96];
 } kgi_cat_make_report;
 
 /* Reads an export (CSV or JSON, as `kgen db import` does) and writes the

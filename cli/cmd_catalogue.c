@@ -110,10 +110,11 @@ done:
 
 static int make(int argc, char **argv)
 {
-    const char *maxk = NULL, *tol = NULL, *device = NULL, *driver = NULL, *date = NULL, *command = NULL,
+    const char *maxk = NULL, *tol = NULL, *maxr = NULL, *device = NULL, *driver = NULL, *date = NULL, *command = NULL,
                *output = NULL;
     const kgc_opt own[] = {{"--max-kernels", NULL, 1, &maxk}, {"--tolerance", NULL, 1, &tol},
-                           {"--device", NULL, 1, &device},    {"--driver", NULL, 1, &driver},
+                           {"--max-regret", NULL, 1, &maxr},  {"--device", NULL, 1, &device},
+                           {"--driver", NULL, 1, &driver},
                            {"--date", NULL, 1, &date},        {"--command", NULL, 1, &command},
                            {"-o", "--output", 1, &output},    {NULL, NULL, 0, NULL}};
     kg_context *ctx;
@@ -131,7 +132,7 @@ static int make(int argc, char **argv)
         fprintf(stderr, "kgen: catalogue make takes one EXPORT file (kgen db export) and no template parameters\n");
         goto done;
     }
-    kgi_cat_make_opts o = {.max_kernels = 24, .tolerance = 0.02, .device = device, .driver = driver,
+    kgi_cat_make_opts o = {.max_kernels = 24, .tolerance = 0.02, .max_regret = 2.0, .device = device, .driver = driver,
                            .date = date, .command = command ? command : "scripts/build-catalogue.sh"};
     long v;
     if (maxk && kgc_int("--max-kernels", maxk, 1, 1000, &v))
@@ -143,6 +144,14 @@ static int make(int argc, char **argv)
         o.tolerance = strtod(tol, &end);
         if (!tol[0] || *end || !(o.tolerance >= 0 && o.tolerance < 1)) {
             fprintf(stderr, "kgen: --tolerance must be a number in [0, 1) (got '%s')\n", tol);
+            goto done;
+        }
+    }
+    if (maxr) {
+        char *end;
+        o.max_regret = strtod(maxr, &end);
+        if (!maxr[0] || *end || !(o.max_regret >= 1 && o.max_regret <= 1000)) {
+            fprintf(stderr, "kgen: --max-regret must be a number in [1, 1000] (got '%s')\n", maxr);
             goto done;
         }
     }
@@ -184,9 +193,11 @@ static int make(int argc, char **argv)
     if (kgc_write_file(output, buf, blen) != 0)
         goto done;
     fprintf(stderr,
-            "kgen catalogue: %d rows, %d kernels measured over %d (layout, shape) pairs; %d chosen: %.1f%% above the"
-            " best on geometric mean, %.1f%% at worst (%s)\n",
-            rep.rows, rep.kernels_measured, rep.pairs, rep.kernels, 100 * (rep.geomean_regret - 1),
+            "kgen catalogue: %d rows, %d kernels measured over %d (layout, shape) pairs; %d chosen. kg_matmul's choice"
+            " with each pair left out: %.3f of the best measured on geometric mean, %.2f at worst (%s); the set's"
+            " fastest: %.1f%% above the best on geometric mean, %.1f%% at worst (%s)\n",
+            rep.rows, rep.kernels_measured, rep.pairs, rep.kernels, rep.loo_geomean, rep.loo_worst,
+            rep.loo_worst_pair[0] ? rep.loo_worst_pair : "none", 100 * (rep.geomean_regret - 1),
             100 * (rep.worst_regret - 1), rep.worst_pair[0] ? rep.worst_pair : "none");
     rc = KGC_OK;
 done:
