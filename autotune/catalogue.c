@@ -23,31 +23,39 @@ static const char *const layouts[4] = {"nn", "nt", "tn", "tt"};
 
 /*
  * Greedy choice over a kernels x pairs table of times (t[c * np + p]; not
- * finite or <= 0: no time). Adds the kernel that most lowers
- * sum_p log(chosen set's fastest at p / fastest of all at p), until `max`
- * kernels, or every pair is within `tol` of its best, or nothing gains.
- * Writes the picks in order to pick[] and returns their count.
+ * finite or <= 0: no time). A set's choice at a pair is its kernel with
+ * the lowest `pred` among those with a time there (pred NULL: t itself, the
+ * set's fastest; kgen catalogue make passes kg_matmul's leave-one-out
+ * predictions, so that the choice is the one kg_matmul would make), and its
+ * regret that kernel's time over the best time there. Adds the kernel that
+ * most lowers sum_p log(regret) (a pair nothing covers counts UNCOVERED),
+ * until `max` kernels, or every pair is within `tol` of its best, or
+ * nothing gains: a kernel fast where it was measured but mispredicted
+ * between its shapes earns its place only where it lowers the regret of
+ * the choice. A kernel that would replace the set's choice at a pair by
+ * one worse than `worst` times its best (and worse than before) is not
+ * added at all. Writes the picks in order to pick[] and returns their count.
  */
-static int greedy(const double *t, int nc, int np, int max, double tol, int *pick)
+static int greedy(const double *t, const double *pred, int nc, int np, int max, double tol, double worst, int *pick)
 {
-    double *best = malloc((size_t)np * sizeof *best), *cur = malloc((size_t)np * sizeof *cur);
+    const double *e_of = pred ? pred : t;
+    double *best = malloc((size_t)np * sizeof *best);
+    int *cur = malloc((size_t)np * sizeof *cur);
     char *used = calloc((size_t)nc + 1, 1);
     int n = 0;
     if (!best || !cur || !used)
         goto done;
     for (int p = 0; p < np; p++) {
-        best[p] = INFINITY, cur[p] = INFINITY;
-        for (int c = 0; c < nc; c++) {
-            double v = t[(size_t)c * np + p];
-            if (v > 0 && v < best[p])
-                best[p] = v;
-        }
+        best[p] = INFINITY, cur[p] = -1;
+        for (int c = 0; c < nc; c++)
+            if (t[(size_t)c * np + p] > 0 && t[(size_t)c * np + p] < best[p])
+                best[p] = t[(size_t)c * np + p];
     }
     while (n < max) {
-        int within = 1;
+        int within = n > 0;
         for (int p = 0; p < np && within; p++)
-            within = !isfinite(best[p]) || cur[p] <= best[p] * (1 + tol);
-        if (within && n > 0)
+            within = !isfinite(best[p]) || (cur[p] >= 0 && t[(size_t)cur[p] * np + p] <= best[p] * (1 + tol));
+        if (within)
             break;
         int bc = -1;
         double bg = 0;
@@ -55,13 +63,19 @@ static int greedy(const double *t, int nc, int np, int max, double tol, int *pic
             if (used[c])
                 continue;
             double g = 0;
-            const double *row = t + (size_t)c * np;
             for (int p = 0; p < np; p++) {
-                double v = row[p];
-                if (!(v > 0) || !isfinite(v) || v >= cur[p])
+                double v = t[(size_t)c * np + p], e = e_of[(size_t)c * np + p];
+                if (!(v > 0) || !isfinite(v) || !isfinite(e))
                     continue;
-                double before = isfinite(cur[p]) ? log(cur[p] / best[p]) : log(UNCOVERED);
+                int k = cur[p];
+                if (k >= 0 && e_of[(size_t)k * np + p] <= e)
+                    continue; /* the set's choice stays */
+                double before = k >= 0 ? log(t[(size_t)k * np + p] / best[p]) : log(UNCOVERED);
                 double after = log(v / best[p]);
+                if (k >= 0 && after > before && after > log(worst)) {
+                    g = -INFINITY; /* it would make the set's choice worse than `worst` */
+                    break;
+                }
                 g += before - after;
             }
             if (g > bg + 1e-12) {
@@ -74,9 +88,9 @@ static int greedy(const double *t, int nc, int np, int max, double tol, int *pic
         used[bc] = 1;
         pick[n++] = bc;
         for (int p = 0; p < np; p++) {
-            double v = t[(size_t)bc * np + p];
-            if (v > 0 && v < cur[p])
-                cur[p] = v;
+            double v = t[(size_t)bc * np + p], e = e_of[(size_t)bc * np + p];
+            if (v > 0 && isfinite(v) && isfinite(e) && (cur[p] < 0 || e < e_of[(size_t)cur[p] * np + p]))
+                cur[p] = bc;
         }
     }
 done:
@@ -315,7 +329,7 @@ kg_status kgi_catalogue_candidates(const kgi_cat_cand_opts *o, kgi_config_list *
     }
     /* picks until `max` distinct configurations (a configuration picked for
      * two layouts counts once) */
-    int n = greedy(t, nc, np, nc, 0.0, pick);
+    int n = greedy(t, NULL, nc, np, nc, 0.0, INFINITY, pick);
     for (int i = 0; i < n && out->n < o->max; i++) {
         int c = pick[i], li = 0;
         while (c >= pl[li].n)
@@ -343,7 +357,7 @@ kg_status kgi_catalogue_candidates(const kgi_cat_cand_opts *o, kgi_config_list *
         memcpy(idx, pick, (size_t)nk * sizeof *idx);
         for (int i = 0; i < nk; i++)
             memcpy(sub + (size_t)i * np, t + (size_t)idx[i] * np, (size_t)np * sizeof *sub);
-        int got = greedy(sub, nk, np, o->per_kind, 0.0, sp2);
+        int got = greedy(sub, NULL, nk, np, o->per_kind, 0.0, INFINITY, sp2);
         for (int i = 0; i < got && st == KG_OK; i++) {
             int c = idx[sp2[i]], li = 0;
             while (c >= pl[li].n)
@@ -653,82 +667,6 @@ static kg_status loo_predictions(const collect *c, const kline *kl, const double
     return st;
 }
 
-/*
- * Greedy choice by the regret kg_matmul would have: at each pair the set's
- * kernel with the lowest leave-one-out prediction `pred` among those
- * measured there (as kg_matmul passes over one that cannot run), its
- * measured time over the best measured there. Adds the kernel that most
- * lowers sum_p log(regret) (a pair nothing covers counts UNCOVERED), until
- * `max` kernels, or every pair is within `tol` of its best, or nothing
- * gains: a kernel fast where it was measured but mispredicted between its
- * shapes earns its place only where it lowers the regret of the choice.
- * A kernel that would replace the set's choice at a pair by one worse
- * than `worst` times its best (and worse than before) is not added at all.
- */
-static int greedy_loo(const double *t, const double *pred, int nc, int np, int max, double tol, double worst,
-                      int *pick)
-{
-    double *best = malloc((size_t)np * sizeof *best);
-    int *cur = malloc((size_t)np * sizeof *cur);
-    char *used = calloc((size_t)nc + 1, 1);
-    int n = 0;
-    if (!best || !cur || !used)
-        goto done;
-    for (int p = 0; p < np; p++) {
-        best[p] = INFINITY, cur[p] = -1;
-        for (int c = 0; c < nc; c++)
-            if (t[(size_t)c * np + p] < best[p])
-                best[p] = t[(size_t)c * np + p];
-    }
-    while (n < max) {
-        int within = n > 0;
-        for (int p = 0; p < np && within; p++)
-            within = !isfinite(best[p]) || (cur[p] >= 0 && t[(size_t)cur[p] * np + p] <= best[p] * (1 + tol));
-        if (within)
-            break;
-        int bc = -1;
-        double bg = 0;
-        for (int c = 0; c < nc; c++) {
-            if (used[c])
-                continue;
-            double g = 0;
-            for (int p = 0; p < np; p++) {
-                double v = t[(size_t)c * np + p], e = pred[(size_t)c * np + p];
-                if (!isfinite(v) || !isfinite(e))
-                    continue;
-                int k = cur[p];
-                if (k >= 0 && pred[(size_t)k * np + p] <= e)
-                    continue; /* the set's choice stays */
-                double before = k >= 0 ? log(t[(size_t)k * np + p] / best[p]) : log(UNCOVERED);
-                double after = log(v / best[p]);
-                if (k >= 0 && after > before && after > log(worst)) {
-                    g = -INFINITY; /* it would make the set's choice worse than `worst` */
-                    break;
-                }
-                g += before - after;
-            }
-            if (g > bg + 1e-12) {
-                bg = g;
-                bc = c;
-            }
-        }
-        if (bc < 0)
-            break;
-        used[bc] = 1;
-        pick[n++] = bc;
-        for (int p = 0; p < np; p++) {
-            double v = t[(size_t)bc * np + p], e = pred[(size_t)bc * np + p];
-            if (isfinite(v) && isfinite(e) && (cur[p] < 0 || e < pred[(size_t)cur[p] * np + p]))
-                cur[p] = bc;
-        }
-    }
-done:
-    free(best);
-    free(cur);
-    free(used);
-    return n;
-}
-
 kg_status kgi_catalogue_make(const char *export_text, size_t len, const kgi_cat_make_opts *o, FILE *f,
                              kgi_cat_make_report *rep, char *err, size_t errlen)
 {
@@ -801,8 +739,8 @@ kg_status kgi_catalogue_make(const char *export_text, size_t len, const kgi_cat_
     }
     if ((st = loo_predictions(&c, kl, t, o, pred, err, errlen)) != KG_OK)
         goto done;
-    int n = greedy_loo(t, pred, c.nk, c.np, o->max_kernels, o->tolerance,
-                       o->max_regret > 0 ? o->max_regret : INFINITY, pick);
+    int n = greedy(t, pred, c.nk, c.np, o->max_kernels, o->tolerance, o->max_regret > 0 ? o->max_regret : INFINITY,
+                   pick);
     /* the chosen set: its fastest, and kg_matmul's leave-one-out choice, against the best measured */
     double sum = 0, lsum = 0;
     int counted = 0, lcounted = 0;
