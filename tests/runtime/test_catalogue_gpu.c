@@ -20,9 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "gpu_problem.h"
 #include "runtime/catalogue.h"
 #include "runtime/internal.h"
 #include "testutil.h"
@@ -41,101 +41,6 @@ static const shape shapes[] = {
 };
 #define NSHAPE ((int)(sizeof shapes / sizeof *shapes))
 
-static const float ALPHA = 0.75f, BETA = -1.25f;
-static const unsigned POISON = 0x7fc00000u, SENTINEL = 0x7fc0dea1u;
-
-static void fill_bits(float *x, size_t n, unsigned bits)
-{
-    for (size_t i = 0; i < n; i++)
-        memcpy(&x[i], &bits, 4);
-}
-
-/* A leading dimension for `cols` columns: 16-byte multiple with room, or odd. */
-static int ld_for(int cols, int odd) { return odd ? (cols % 2 ? cols + 2 : cols + 1) : (cols + 3) / 4 * 4 + 4; }
-
-typedef struct problem {
-    const char *layout;
-    int m, n, k, lda, ldb, ldc, arows, acols, brows, bcols;
-    size_t na, nb, nc;
-    float *a, *b, *c, *out, *cin;
-    double *ref, *mag, *ref0, *mag0;
-    void *da, *db, *dc;
-} problem;
-
-static int problem_init(kg_context *ctx, problem *p, const char *layout, const shape *s, int odd,
-                        unsigned long long seed)
-{
-    memset(p, 0, sizeof *p);
-    int at = layout[0] == 't', bt = layout[1] == 't';
-    p->layout = layout;
-    p->m = s->m, p->n = s->n, p->k = s->k;
-    p->arows = at ? s->k : s->m, p->acols = at ? s->m : s->k;
-    p->brows = bt ? s->n : s->k, p->bcols = bt ? s->k : s->n;
-    p->lda = ld_for(p->acols, odd), p->ldb = ld_for(p->bcols, odd), p->ldc = s->n + 3;
-    p->na = (size_t)p->arows * p->lda, p->nb = (size_t)p->brows * p->ldb, p->nc = (size_t)s->m * p->ldc;
-    p->a = malloc(p->na * 4), p->b = malloc(p->nb * 4), p->c = malloc(p->nc * 4);
-    p->out = malloc(p->nc * 4), p->cin = malloc(p->nc * 4);
-    size_t mn = (size_t)s->m * s->n;
-    p->ref = malloc(mn * 8), p->mag = malloc(mn * 8), p->ref0 = malloc(mn * 8), p->mag0 = malloc(mn * 8);
-    if (!p->a || !p->b || !p->c || !p->out || !p->cin || !p->ref || !p->mag || !p->ref0 || !p->mag0)
-        return 0;
-    kgi_fill_random(p->a, p->na, seed);
-    kgi_fill_random(p->b, p->nb, seed + 1);
-    kgi_fill_random(p->c, p->nc, seed + 2);
-    /* padding: NaN in A and B (a kernel that reads it poisons C), a sentinel in C */
-    for (int r = 0; r < p->arows; r++)
-        fill_bits(p->a + (size_t)r * p->lda + p->acols, (size_t)(p->lda - p->acols), POISON);
-    for (int r = 0; r < p->brows; r++)
-        fill_bits(p->b + (size_t)r * p->ldb + p->bcols, (size_t)(p->ldb - p->bcols), POISON);
-    for (int r = 0; r < s->m; r++)
-        fill_bits(p->c + (size_t)r * p->ldc + s->n, (size_t)(p->ldc - s->n), SENTINEL);
-    kgi_ref_gemm(layout, s->m, s->n, s->k, ALPHA, p->a, p->lda, p->b, p->ldb, BETA, p->c, p->ldc, p->ref);
-    kgi_gemm_magnitude(layout, s->m, s->n, s->k, ALPHA, p->a, p->lda, p->b, p->ldb, BETA, p->c, p->ldc, p->mag);
-    for (int i = 0; i < s->m; i++)
-        for (int j = 0; j < s->n; j++) {
-            double cb = (double)BETA * p->c[(size_t)i * p->ldc + j];
-            p->ref0[(size_t)i * s->n + j] = p->ref[(size_t)i * s->n + j] - cb;
-            p->mag0[(size_t)i * s->n + j] = p->mag[(size_t)i * s->n + j] - fabs(cb);
-        }
-    return kgi_dev_alloc(ctx, p->na * 4, &p->da) == KG_OK && kgi_dev_alloc(ctx, p->nb * 4, &p->db) == KG_OK &&
-           kgi_dev_alloc(ctx, p->nc * 4, &p->dc) == KG_OK && kgi_dev_upload(ctx, p->da, p->a, p->na * 4) == KG_OK &&
-           kgi_dev_upload(ctx, p->db, p->b, p->nb * 4) == KG_OK;
-}
-
-static void problem_free(kg_context *ctx, problem *p)
-{
-    kgi_dev_free(ctx, p->da);
-    kgi_dev_free(ctx, p->db);
-    kgi_dev_free(ctx, p->dc);
-    free(p->a), free(p->b), free(p->c), free(p->out), free(p->cin);
-    free(p->ref), free(p->mag), free(p->ref0), free(p->mag0);
-}
-
-/* Error of one run (beta = BETA, or 0 on a C poisoned with NaN); +Inf when
- * C's padding changed or the launch failed; -1 refused, with *why. */
-static double run(kg_context *ctx, const kg_kernel *kern, problem *p, int beta0, const char **why)
-{
-    memcpy(p->cin, p->c, p->nc * 4);
-    if (beta0)
-        for (int r = 0; r < p->m; r++)
-            fill_bits(p->cin + (size_t)r * p->ldc, (size_t)p->n, POISON);
-    if (kgi_dev_upload(ctx, p->dc, p->cin, p->nc * 4) != KG_OK)
-        return INFINITY;
-    kg_gemm g = {p->m, p->n, p->k, ALPHA, beta0 ? 0.0f : BETA, p->da, p->lda, p->db, p->ldb, p->dc, p->ldc};
-    kg_status st = kg_kernel_launch(ctx, kern, &g, NULL);
-    *why = kg_last_error(ctx);
-    if (st == KG_ERR_SHAPE)
-        return -1;
-    if (st != KG_OK || kgi_dev_sync(ctx) != KG_OK || kgi_dev_download(ctx, p->out, p->dc, p->nc * 4) != KG_OK)
-        return INFINITY;
-    double err = kgi_gemm_error_mag(p->m, p->n, p->out, p->ldc, beta0 ? p->ref0 : p->ref, beta0 ? p->mag0 : p->mag);
-    for (int r = 0; r < p->m; r++)
-        if (memcmp(p->out + (size_t)r * p->ldc + p->n, p->cin + (size_t)r * p->ldc + p->n,
-                   (size_t)(p->ldc - p->n) * 4) != 0)
-            return INFINITY;
-    return isnan(err) ? INFINITY : err;
-}
-
 /* Does kernel j have times in layout l (kg_matmul uses it only there)? */
 static int used_in(const kgi_catalogue *c, int j, int l)
 {
@@ -150,33 +55,15 @@ static void config_of(const kgi_catalogue *c, int j, int l, char *buf, size_t le
     snprintf(buf, len, "%s layout=%s", c->kernels[j].config, kgi_layout_name(l));
 }
 
-/* NVRTC is slow: compile every (kernel, layout) first, in parallel
- * processes, into the disk cache (the children touch no CUDA). */
-static void precompile(const kgi_catalogue *c, int arch)
+/* Kernel i of the precompile: catalogue kernel i / 4 in layout i % 4, where it has times. */
+static int config_i(int i, char *tmpl, size_t tlen, char *cfg, size_t clen, void *ud)
 {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int procs = cores > 16 ? 16 : cores < 1 ? 1 : (int)cores;
-    pid_t pids[16];
-    for (int p = 0; p < procs; p++) {
-        if ((pids[p] = fork()) != 0)
-            continue;
-        kg_context *ctx;
-        int bad = kg_context_open(&ctx, KG_DEVICE_NONE) != KG_OK || kg_set_arch(ctx, arch) != KG_OK;
-        for (int i = p; !bad && i < c->nkernels * 4; i += procs) {
-            char cfg[1024];
-            kg_cubin *cu;
-            if (!used_in(c, i / 4, i % 4))
-                continue;
-            config_of(c, i / 4, i % 4, cfg, sizeof cfg);
-            if (kg_compile(ctx, c->kernels[i / 4].tmpl, cfg, arch, &cu) == KG_OK)
-                kg_cubin_free(cu);
-        }
-        kg_context_close(ctx);
-        _exit(0);
-    }
-    for (int p = 0; p < procs; p++)
-        if (pids[p] > 0)
-            waitpid(pids[p], NULL, 0);
+    const kgi_catalogue *c = ud;
+    if (!used_in(c, i / 4, i % 4))
+        return 0;
+    snprintf(tmpl, tlen, "%s", c->kernels[i / 4].tmpl);
+    config_of(c, i / 4, i % 4, cfg, clen);
+    return 1;
 }
 
 int main(int argc, char **argv)
@@ -208,7 +95,7 @@ int main(int argc, char **argv)
         printf("no catalogue for sm_%d: nothing to check\n", arch);
         TEST_SKIP("no catalogue for this GPU's architecture");
     }
-    precompile(c, arch);
+    gp_precompile(arch, c->nkernels * 4, config_i, (void *)c);
     int nk = c->nkernels;
     kg_kernel **kern = calloc((size_t)nk * 4, sizeof *kern);
     int *ran = calloc((size_t)nk * 4, sizeof *ran);
@@ -228,8 +115,9 @@ int main(int argc, char **argv)
             if (quick && shapes[s].big)
                 continue;
             for (int odd = 0; odd <= 1; odd++) {
-                problem p;
-                int ok = problem_init(ctx, &p, kgi_layout_name(l), &shapes[s], odd, 7000 + 31 * s + 7 * l + odd);
+                gp_problem p;
+                int ok = gp_init(ctx, &p, kgi_layout_name(l), shapes[s].m, shapes[s].n, shapes[s].k, odd,
+                                 7000 + 31 * s + 7 * l + odd);
                 CHECK_MSG(ok, "%s %dx%dx%d: setup failed: %s", kgi_layout_name(l), shapes[s].m, shapes[s].n,
                           shapes[s].k, kg_last_error(ctx));
                 int align = KGI_ALIGN(p.lda % 4 ? (p.lda % 2 ? 1 : 2) : 4, p.ldb % 4 ? (p.ldb % 2 ? 1 : 2) : 4);
@@ -240,11 +128,12 @@ int main(int argc, char **argv)
                         continue;
                     for (int b0 = 0; b0 <= !quick; b0++) {
                         const char *why = "";
-                        double e = run(ctx, k, &p, b0, &why);
+                        kg_status st_run;
+                        double e = gp_run(ctx, k, &p, b0, &st_run, &why);
                         char what[1400];
                         snprintf(what, sizeof what, "kernel %d [%s %s] %s %dx%dx%d lda %d ldb %d beta=%g", j + 1,
                                  c->kernels[j].tmpl, c->kernels[j].config, kgi_layout_name(l), p.m, p.n, p.k, p.lda,
-                                 p.ldb, b0 ? 0.0 : BETA);
+                                 p.ldb, b0 ? 0.0 : GP_BETA);
                         if (e < 0) {
                             /* refused: only where kg_matmul would not pick it */
                             int fair = !kgi_catalogue_admits(&c->kernels[j], align) || strstr(why, "exceeds");
@@ -261,7 +150,7 @@ int main(int argc, char **argv)
                 }
                 printf("%s %5dx%5dx%5d lda %5d ldb %5d  worst error %.3g (tolerance %.3g)\n", kgi_layout_name(l), p.m,
                        p.n, p.k, p.lda, p.ldb, worst, tol);
-                problem_free(ctx, &p);
+                gp_free(ctx, &p);
             }
         }
     for (int j = 0; j < nk && ran; j++)

@@ -20,9 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "gpu_problem.h"
 #include "runtime/internal.h"
 #include "testutil.h"
 
@@ -77,8 +77,8 @@ static const shape shapes[] = {
 };
 #define NSHAPE ((int)(sizeof shapes / sizeof *shapes))
 
-static const float ALPHA = 0.75f, BETA = -1.25f;
-static const unsigned POISON = 0x7fc00000u, SENTINEL = 0x7fc0dea1u;
+#define ALPHA GP_ALPHA
+#define BETA GP_BETA
 static int runs, refused, nan_runs, matmul_runs;
 
 static void config_text(char *buf, size_t len, int c, int l)
@@ -86,131 +86,22 @@ static void config_text(char *buf, size_t len, int c, int l)
     snprintf(buf, len, "%s layout=%s", configs[c], layouts[l]);
 }
 
-/* NVRTC is slow and the GPU test has many kernels: compile them first in
- * parallel processes into the disk cache (the children touch no CUDA). */
-static void precompile(int arch)
+/* Kernel i of the precompile: configuration i / 4 in layout i % 4. */
+static int config_i(int i, char *tmpl, size_t tlen, char *cfg, size_t clen, void *ud)
 {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int procs = cores > 16 ? 16 : cores < 1 ? 1 : (int)cores;
-    pid_t pids[16];
-    for (int p = 0; p < procs; p++) {
-        if ((pids[p] = fork()) != 0)
-            continue;
-        kg_context *ctx;
-        int bad = kg_context_open(&ctx, KG_DEVICE_NONE) != KG_OK || kg_set_arch(ctx, arch) != KG_OK;
-        for (int i = p; !bad && i < NCONFIG * 4; i += procs) {
-            char cfg[512];
-            kg_cubin *c;
-            config_text(cfg, sizeof cfg, i / 4, i % 4);
-            if (kg_compile(ctx, NULL, cfg, arch, &c) == KG_OK)
-                kg_cubin_free(c);
-        }
-        kg_context_close(ctx);
-        _exit(0);
-    }
-    for (int p = 0; p < procs; p++)
-        waitpid(pids[p], NULL, 0);
-}
-
-static int round4(int x) { return (x + 3) / 4 * 4; }
-
-static void fill_bits(float *x, size_t n, unsigned bits)
-{
-    for (size_t i = 0; i < n; i++)
-        memcpy(&x[i], &bits, 4);
-}
-
-/* Host and device operands of one (layout, shape), and the reference. */
-typedef struct problem {
-    const char *layout;
-    int m, n, k, lda, ldb, ldc, arows, acols, brows, bcols;
-    size_t na, nb, nc;
-    float *a, *b, *c, *out;
-    double *ref, *mag, *ref0, *mag0;  /* for beta = BETA and beta = 0 */
-    void *da, *db, *dc;
-} problem;
-
-static int problem_init(kg_context *ctx, problem *p, const char *layout, int m, int n, int k, unsigned long long seed)
-{
-    memset(p, 0, sizeof *p);
-    int at = layout[0] == 't', bt = layout[1] == 't';
-    p->layout = layout;
-    p->m = m, p->n = n, p->k = k;
-    p->arows = at ? k : m, p->acols = at ? m : k, p->brows = bt ? n : k, p->bcols = bt ? k : n;
-    p->lda = round4(p->acols) + 4, p->ldb = round4(p->bcols) + 4, p->ldc = n + 3;
-    p->na = (size_t)p->arows * p->lda, p->nb = (size_t)p->brows * p->ldb, p->nc = (size_t)m * p->ldc;
-    p->a = malloc(p->na * 4), p->b = malloc(p->nb * 4), p->c = malloc(p->nc * 4), p->out = malloc(p->nc * 4);
-    size_t mn = (size_t)m * n;
-    p->ref = malloc(mn * 8), p->mag = malloc(mn * 8), p->ref0 = malloc(mn * 8), p->mag0 = malloc(mn * 8);
-    if (!p->a || !p->b || !p->c || !p->out || !p->ref || !p->mag || !p->ref0 || !p->mag0)
-        return 0;
-    kgi_fill_random(p->a, p->na, seed);
-    kgi_fill_random(p->b, p->nb, seed + 1);
-    kgi_fill_random(p->c, p->nc, seed + 2);
-    for (int r = 0; r < p->arows; r++)
-        fill_bits(p->a + (size_t)r * p->lda + p->acols, (size_t)(p->lda - p->acols), POISON);
-    for (int r = 0; r < p->brows; r++)
-        fill_bits(p->b + (size_t)r * p->ldb + p->bcols, (size_t)(p->ldb - p->bcols), POISON);
-    for (int r = 0; r < m; r++)
-        fill_bits(p->c + (size_t)r * p->ldc + n, (size_t)(p->ldc - n), SENTINEL);
-    kgi_ref_gemm(layout, m, n, k, ALPHA, p->a, p->lda, p->b, p->ldb, BETA, p->c, p->ldc, p->ref);
-    kgi_gemm_magnitude(layout, m, n, k, ALPHA, p->a, p->lda, p->b, p->ldb, BETA, p->c, p->ldc, p->mag);
-    /* beta = 0: the same without the C term (exact enough in double) */
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j < n; j++) {
-            double cb = (double)BETA * p->c[(size_t)i * p->ldc + j];
-            p->ref0[(size_t)i * n + j] = p->ref[(size_t)i * n + j] - cb;
-            p->mag0[(size_t)i * n + j] = p->mag[(size_t)i * n + j] - fabs(cb);
-        }
-    return kgi_dev_alloc(ctx, p->na * 4, &p->da) == KG_OK && kgi_dev_alloc(ctx, p->nb * 4, &p->db) == KG_OK &&
-           kgi_dev_alloc(ctx, p->nc * 4, &p->dc) == KG_OK && kgi_dev_upload(ctx, p->da, p->a, p->na * 4) == KG_OK &&
-           kgi_dev_upload(ctx, p->db, p->b, p->nb * 4) == KG_OK;
-}
-
-static void problem_free(kg_context *ctx, problem *p)
-{
-    kgi_dev_free(ctx, p->da);
-    kgi_dev_free(ctx, p->db);
-    kgi_dev_free(ctx, p->dc);
-    free(p->a), free(p->b), free(p->c), free(p->out);
-    free(p->ref), free(p->mag), free(p->ref0), free(p->mag0);
+    (void)tmpl, (void)tlen, (void)ud;
+    config_text(cfg, clen, i / 4, i % 4);
+    return 1;
 }
 
 /* Runs `kern` on the problem (beta = BETA, or 0 on a poisoned C) and
  * returns its error, +Inf when C's padding changed; -1 when refused. */
-static double run_kernel(kg_context *ctx, const kg_kernel *kern, problem *p, int beta0, const char *what)
+static double run_kernel(kg_context *ctx, const kg_kernel *kern, gp_problem *p, int beta0, const char *what)
 {
-    float *cin = p->c;
-    float *poisoned = NULL;
-    if (beta0) {
-        poisoned = malloc(p->nc * 4);
-        memcpy(poisoned, p->c, p->nc * 4);
-        for (int r = 0; r < p->m; r++)
-            fill_bits(poisoned + (size_t)r * p->ldc, (size_t)p->n, POISON);
-        cin = poisoned;
-    }
-    kg_status st = kgi_dev_upload(ctx, p->dc, cin, p->nc * 4);
-    CHECK_MSG(st == KG_OK, "%s", kg_last_error(ctx));
-    kg_gemm g = {p->m, p->n, p->k, ALPHA, beta0 ? 0.0f : BETA, p->da, p->lda, p->db, p->ldb, p->dc, p->ldc};
-    st = kg_kernel_launch(ctx, kern, &g, NULL);
-    double err = -1;
-    if (st == KG_ERR_SHAPE) {
-        free(poisoned);
-        return -1;
-    }
-    CHECK_MSG(st == KG_OK, "%s: launch: %s", what, kg_last_error(ctx));
-    st = kgi_dev_sync(ctx);
-    CHECK_MSG(st == KG_OK, "%s: %s", what, kg_last_error(ctx));
-    if (st == KG_OK && kgi_dev_download(ctx, p->out, p->dc, p->nc * 4) == KG_OK) {
-        err = kgi_gemm_error_mag(p->m, p->n, p->out, p->ldc, beta0 ? p->ref0 : p->ref, beta0 ? p->mag0 : p->mag);
-        for (int r = 0; r < p->m; r++)
-            if (memcmp(p->out + (size_t)r * p->ldc + p->n, cin + (size_t)r * p->ldc + p->n,
-                       (size_t)(p->ldc - p->n) * 4) != 0)
-                err = INFINITY; /* wrote outside the M x N region */
-    } else {
-        err = INFINITY;
-    }
-    free(poisoned);
+    kg_status st;
+    const char *why;
+    double err = gp_run(ctx, kern, p, beta0, &st, &why);
+    CHECK_MSG(st == KG_OK || st == KG_ERR_SHAPE, "%s: %s", what, why);
     return err;
 }
 
@@ -228,8 +119,8 @@ static void test_configs(kg_context *ctx)
     for (int l = 0; l < 4; l++)
         for (int s = 0; s < NSHAPE; s++) {
             const shape *sh = &shapes[s];
-            problem p;
-            int ok = problem_init(ctx, &p, layouts[l], sh->m, sh->n, sh->k, 1000 + 17 * s + l);
+            gp_problem p;
+            int ok = gp_init(ctx, &p, layouts[l], sh->m, sh->n, sh->k, 0, 1000 + 17 * s + l);
             CHECK_MSG(ok, "%s %dx%dx%d: setup failed: %s", layouts[l], sh->m, sh->n, sh->k, kg_last_error(ctx));
             double tol = kgi_gemm_tolerance(sh->k), worst = 0;
             for (int c = 0; ok && c < NCONFIG; c++) {
@@ -255,15 +146,15 @@ static void test_configs(kg_context *ctx)
                 }
             }
             printf("%s %5dx%5dx%5d  worst error %.3g (tolerance %.3g)\n", layouts[l], sh->m, sh->n, sh->k, worst, tol);
-            problem_free(ctx, &p);
+            gp_free(ctx, &p);
         }
     printf("configurations %d x layouts 4 x shapes %d: %d runs checked, %d refused (bounds=0, shape not a multiple)\n",
            NCONFIG, NSHAPE, runs, refused);
 
     /* NaN in A (row 5 of op(A)) and B (column 20 of op(B)) must come out */
     for (int l = 0; l < 4; l++) {
-        problem p;
-        CHECK(problem_init(ctx, &p, layouts[l], 67, 45, 33, 77 + l));
+        gp_problem p;
+        CHECK(gp_init(ctx, &p, layouts[l], 67, 45, 33, 0, 77 + l));
         int at = layouts[l][0] == 't', bt = layouts[l][1] == 't';
         p.a[at ? (size_t)7 * p.lda + 5 : (size_t)5 * p.lda + 7] = NAN;
         p.b[bt ? (size_t)20 * p.ldb + 10 : (size_t)10 * p.ldb + 20] = NAN;
@@ -287,7 +178,7 @@ static void test_configs(kg_context *ctx)
                 col &= isnan(p.out[i * p.ldc + 20]);
             CHECK_MSG(row && col, "%s: NaN row %d column %d", what, row, col);
         }
-        problem_free(ctx, &p);
+        gp_free(ctx, &p);
     }
     printf("NaN propagation: %d runs\n", nan_runs);
 
@@ -308,8 +199,8 @@ static void test_configs(kg_context *ctx)
 /* kg_matmul on device buffers: its pick must be right whatever it is. */
 static void check_matmul(kg_context *ctx, const char *layout, int m, int n, int k, int offset_a, const char *expect)
 {
-    problem p;
-    CHECK(problem_init(ctx, &p, layout, m, n, k, 500 + m + n + k));
+    gp_problem p;
+    CHECK(gp_init(ctx, &p, layout, m, n, k, 0, 500 + m + n + k));
     void *da = p.da;
     if (offset_a) { /* A one float in: only scalar loads may read it */
         void *shifted;
@@ -341,7 +232,7 @@ static void check_matmul(kg_context *ctx, const char *layout, int m, int n, int 
         CHECK_MSG(strstr(config, expect), "%s %dx%dx%d: expected %s in %s (%s)", layout, m, n, k, expect, config, why);
     }
     printf("kg_matmul %s %dx%dx%d%s: %s\n  %s\n", layout, m, n, k, offset_a ? " (A unaligned)" : "", config, why);
-    problem_free(ctx, &p);
+    gp_free(ctx, &p);
 }
 
 static void test_matmul(kg_context *ctx)
@@ -433,13 +324,13 @@ static void test_chunked(kg_context *ctx)
         CHECK_MSG(st == KG_OK, "[%s]: %s", cfg, kg_last_error(ctx));
         if (st != KG_OK)
             continue;
-        problem p;
-        CHECK(problem_init(ctx, &p, layouts[l], 70001, 33, 17, 77 + l));
+        gp_problem p;
+        CHECK(gp_init(ctx, &p, layouts[l], 70001, 33, 17, 0, 77 + l));
         for (int beta0 = 0; beta0 < 2; beta0++) {
             double e = run_kernel(ctx, k, &p, beta0, cfg);
             CHECK_MSG(e >= 0 && e <= kgi_gemm_tolerance(17), "chunked %s beta0=%d: error %g", layouts[l], beta0, e);
         }
-        problem_free(ctx, &p);
+        gp_free(ctx, &p);
     }
 }
 
@@ -447,8 +338,8 @@ static void test_timing(kg_context *ctx)
 {
     kg_kernel *k;
     CHECK(kg_kernel_get(ctx, NULL, "bm=64 bn=64 bk=16 tm=4 tn=4 vec=4", &k) == KG_OK);
-    problem p;
-    CHECK(problem_init(ctx, &p, "nn", 1024, 1024, 1024, 3));
+    gp_problem p;
+    CHECK(gp_init(ctx, &p, "nn", 1024, 1024, 1024, 0, 3));
     void *c0;
     CHECK(kgi_dev_alloc(ctx, p.nc * 4, &c0) == KG_OK && kgi_dev_upload(ctx, c0, p.c, p.nc * 4) == KG_OK);
     kg_gemm g = {1024, 1024, 1024, ALPHA, BETA, p.da, p.lda, p.db, p.ldb, p.dc, p.ldc};
@@ -462,7 +353,7 @@ static void test_timing(kg_context *ctx)
     CHECK(kgi_dev_download(ctx, p.out, p.dc, p.nc * 4) == KG_OK);
     CHECK(kgi_gemm_error_mag(1024, 1024, p.out, p.ldc, p.ref, p.mag) <= kgi_gemm_tolerance(1024));
     kgi_dev_free(ctx, c0);
-    problem_free(ctx, &p);
+    gp_free(ctx, &p);
 }
 
 int main(int argc, char **argv)
@@ -488,7 +379,7 @@ int main(int argc, char **argv)
     if (st != KG_OK)
         TEST_DONE();
     if (kgi_arch_limits(kg_arch(ctx)))
-        precompile(kg_arch(ctx));
+        gp_precompile(kg_arch(ctx), NCONFIG * 4, config_i, NULL);
     test_device(ctx);
     test_configs(ctx);
     test_matmul(ctx);
