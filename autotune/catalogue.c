@@ -648,7 +648,14 @@ static kg_status loo_predictions(const collect *c, const kline *kl, const double
     }
     free(text);
     kgi_pick *picks = malloc(((size_t)c->nk + 1) * sizeof *picks);
-    kg_status st = picks && cat->nrows == c->np ? KG_OK : KG_ERR_NOMEM;
+    kg_status st = picks ? KG_OK : KG_ERR_NOMEM;
+    if (picks && cat->nrows != c->np) {
+        snprintf(err, errlen, "the measured kernels as a catalogue: %d time lines read back for %d pairs", cat->nrows,
+                 c->np);
+        free(picks);
+        kgi_catalogue_free(cat);
+        return KG_ERR_CONFIG;
+    }
     for (size_t i = 0; i < (size_t)c->nk * c->np; i++)
         pred[i] = INFINITY;
     for (int r = 0; r < c->np && st == KG_OK; r++) {

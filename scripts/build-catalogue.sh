@@ -14,8 +14,9 @@
 #      each layout (nn nt tn tt), verified against a float64 reference,
 #      into a fresh tuning database in WORK_DIR (default: a temporary one);
 #   3. kgen db export: the measurements as CSV (WORK_DIR/measured.csv);
-#   4. kgen catalogue make: the few kernels that together come closest to
-#      the fastest measured everywhere, with their times, written to
+#   4. kgen catalogue make: the few kernels whose choice by kg_matmul's
+#      model, each training shape left out of its own prediction, comes
+#      closest to the fastest measured everywhere, with their times, written to
 #      catalogue/sm_<XY>.txt for this GPU's architecture, with the GPU,
 #      driver and date in its header.
 # The training shapes are not the benchmark shapes (bench/shapes.txt,
@@ -68,7 +69,7 @@ if [ $# -eq 1 ] && [ "$1" = --make-shapes ]; then
     exit 0
 fi
 if [ $# -ge 1 ] && [ "$1" = --help ]; then
-    sed -n '2,30s/^# \{0,1\}//p' "$0"
+    sed -n '2,31s/^# \{0,1\}//p' "$0"
     exit 0
 fi
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
