@@ -18,12 +18,8 @@ if [ "$rc" = 77 ]; then echo "SKIPPED: no GPU"; exit 77; fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-check() {
-    local what=$1
-    shift
-    if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $what"; fi
-}
+# shellcheck source=tests/kgen_checks.sh
+. "$(dirname "$0")/../kgen_checks.sh"
 ran_rows() { awk -F, 'NR > 1 && $12 ~ /^(ok|slow|wrong|fault|hang|error)$/' "$1" | wc -l; }
 
 space="bm=32,64,128 bn=32,64,128 bk=8,16 tm=4,8 tn=4,8 pad=0,1 vec=4"
@@ -62,5 +58,4 @@ total=$(grep -o "space: [0-9]* combinations" "$tmp/run2.out" | grep -o "[0-9]*")
 after=$(($(wc -l <"$tmp/after.csv") - 1))
 check "every combination has a row ($after of $total)" test "$after" = "$total"
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

@@ -26,12 +26,8 @@ if [ "$rc" = 77 ]; then echo "SKIPPED: no GPU"; exit 77; fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-check() {
-    local what=$1
-    shift
-    if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $what"; fi
-}
+# shellcheck source=tests/kgen_checks.sh
+. "$(dirname "$0")/../kgen_checks.sh"
 # outcome CONFIG CSV: the outcome column of the row whose config is CONFIG
 outcome() { awk -F, -v c="$1" 'NR > 1 && $11 == c { print $12 }' "$2"; }
 # keys CSV: template, config and outcome of every row, sorted
@@ -137,5 +133,4 @@ check "... and clears the final times (got $("$KGEN" db show --db "$tmp/t4.db" -
 "$LOOKUP" "$tmp/t.db" 1024 1024 1024
 check "kg_matmul uses the tuned entry (the fastest finalist)" test $? = 0
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

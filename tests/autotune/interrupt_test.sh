@@ -12,12 +12,8 @@ KGEN=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export KGEN_CACHE_DIR=$tmp/cache
-pass=0 fail=0
-check() {
-    local what=$1
-    shift
-    if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $what"; fi
-}
+# shellcheck source=tests/kgen_checks.sh
+. "$(dirname "$0")/../kgen_checks.sh"
 now() { date +%s.%N; }
 # within A B LIMIT: B - A <= LIMIT seconds
 within() { awk -v a="$1" -v b="$2" -v l="$3" 'BEGIN { exit !(b - a <= l) }'; }
@@ -67,5 +63,4 @@ check "--time 0.5: exit 0" test "$rc" = 0
 check "--time 0.5: ends within 1.5 s" within "$t0" "$t1" 1.5
 check "--time 0.5: says so" grep -q "stopped at the --time limit" "$tmp/time.err"
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish
