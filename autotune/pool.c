@@ -177,12 +177,10 @@ static void *worker(void *arg)
             pthread_cond_signal(&p->work);
             continue;
         }
-        p->busy++;
         p->gen[idx] = gated ? gen : 0;
         p->result[idx] = c;
         p->state[idx] = DONE;
         p->done[p->dtail++] = idx;
-        p->busy--;
         p->compiled += !gated;
         if (c.info.cache)
             p->from_cache++;
