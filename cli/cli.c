@@ -35,6 +35,18 @@ int kgc_int(const char *opt, const char *text, long lo, long hi, long *out)
     return 0;
 }
 
+int kgc_real(const char *opt, const char *text, double lo, double hi, double *out)
+{
+    char *end;
+    double v = text ? strtod(text, &end) : 0;
+    if (!text || !text[0] || *end || !(v >= lo && v <= hi)) {
+        fprintf(stderr, "kgen: %s must be a number in %g..%g (got '%s')\n", opt, lo, hi, text ? text : "");
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
 int kgc_report(kg_context *ctx, kg_status st, const char *what)
 {
     const char *msg = ctx ? kg_last_error(ctx) : "";

@@ -139,22 +139,9 @@ static int make(int argc, char **argv)
         goto done;
     if (maxk)
         o.max_kernels = (int)v;
-    if (tol) {
-        char *end;
-        o.tolerance = strtod(tol, &end);
-        if (!tol[0] || *end || !(o.tolerance >= 0 && o.tolerance < 1)) {
-            fprintf(stderr, "kgen: --tolerance must be a number in [0, 1) (got '%s')\n", tol);
-            goto done;
-        }
-    }
-    if (maxr) {
-        char *end;
-        o.max_regret = strtod(maxr, &end);
-        if (!maxr[0] || *end || !(o.max_regret >= 1 && o.max_regret <= 1000)) {
-            fprintf(stderr, "kgen: --max-regret must be a number in [1, 1000] (got '%s')\n", maxr);
-            goto done;
-        }
-    }
+    if ((tol && kgc_real("--tolerance", tol, 0, 0.99, &o.tolerance)) ||
+        (maxr && kgc_real("--max-regret", maxr, 1, 1000, &o.max_regret)))
+        goto done;
     int y, mo, d;
     char z;
     if (!date || sscanf(date, "%4d-%2d-%2d%c", &y, &mo, &d, &z) != 3 || strlen(date) != 10) {

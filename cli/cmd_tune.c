@@ -348,18 +348,6 @@ int kgc_read_shapes(const char *path, kgi_tune_shape **out, int *n)
     return 0;
 }
 
-static int parse_real(const char *opt, const char *text, double lo, double hi, double *out)
-{
-    char *end;
-    double v = strtod(text, &end);
-    if (!text[0] || *end || !(v >= lo && v <= hi)) {
-        fprintf(stderr, "kgen: %s must be a number in %g..%g (got '%s')\n", opt, lo, hi, text);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 /* Separates every --template NAME (several allowed, or `all`) from argv. */
 static int take_templates(int *argc, char **argv, const char **names, int *n, int max)
 {
@@ -583,7 +571,7 @@ int kgc_cmd_tune(int argc, char **argv)
             goto out;
         o.budget = (int)v;
     }
-    if (time_s && parse_real("--time", time_s, 0.001, 1e9, &o.time_limit_s))
+    if (time_s && kgc_real("--time", time_s, 0.001, 1e9, &o.time_limit_s))
         goto out;
     if (jobs) {
         if (kgc_int("--jobs", jobs, 1, 1024, &v))
@@ -636,14 +624,14 @@ int kgc_cmd_tune(int argc, char **argv)
     }
     o.force = force != NULL;
     o.db_path = db;
-    if ((alpha && parse_real("--alpha", alpha, -1e30, 1e30, &d)) || (alpha && (o.alpha = (float)d, 0)))
+    if ((alpha && kgc_real("--alpha", alpha, -1e30, 1e30, &d)) || (alpha && (o.alpha = (float)d, 0)))
         goto out;
-    if ((beta && parse_real("--beta", beta, -1e30, 1e30, &d)) || (beta && (o.beta = (float)d, 0)))
+    if ((beta && kgc_real("--beta", beta, -1e30, 1e30, &d)) || (beta && (o.beta = (float)d, 0)))
         goto out;
-    if ((maxsec && parse_real("--max-seconds", maxsec, 0.001, 3600, &o.max_seconds)) ||
-        (timeout && parse_real("--timeout", timeout, 0.1, 86400, &o.timeout_s)) ||
-        (slow && parse_real("--slow-factor", slow, 0, 1e6, &o.slow_factor)) ||
-        (minocc && parse_real("--min-occupancy", minocc, 0, 1, &o.rules.min_occupancy)))
+    if ((maxsec && kgc_real("--max-seconds", maxsec, 0.001, 3600, &o.max_seconds)) ||
+        (timeout && kgc_real("--timeout", timeout, 0.1, 86400, &o.timeout_s)) ||
+        (slow && kgc_real("--slow-factor", slow, 0, 1e6, &o.slow_factor)) ||
+        (minocc && kgc_real("--min-occupancy", minocc, 0, 1, &o.rules.min_occupancy)))
         goto out;
     if (slow && o.slow_factor > 0 && o.slow_factor < 1) {
         fprintf(stderr, "kgen: --slow-factor must be 0 (off) or at least 1\n");
