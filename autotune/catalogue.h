@@ -9,12 +9,16 @@
  *               space is small are taken whole (the model may not know them);
  *   make        from the measured times (a `kgen db export` of a tuning run
  *               over the training shapes with --configs), a small set of
- *               kernels chosen greedily to come closest to the best measured
- *               time at every (layout, shape), written as a catalogue file
- *               with every time measured for them.
+ *               kernels chosen greedily so that kg_matmul's choice from them,
+ *               each (layout, shape) left out of its own prediction, comes
+ *               closest to the best measured time there; written as a
+ *               catalogue file with every time measured for them
+ *               (catalogue_make.c).
  *
- * Both choose by the same rule: add the kernel that most lowers the sum over
- * (layout, shape) of log(time of the chosen set's fastest / fastest of all).
+ * Both choose with one greedy cover (kgi_cat_greedy): add the kernel that
+ * most lowers the sum over (layout, shape) of log(time of the set's choice /
+ * fastest of all), the choice being the set's fastest (candidates) or the
+ * one kg_matmul's model ranks first (make).
  */
 #ifndef KGEN_AUTOTUNE_CATALOGUE_H
 #define KGEN_AUTOTUNE_CATALOGUE_H
@@ -65,5 +69,32 @@ typedef struct kgi_cat_make_report {
  * catalogue text to `f`. */
 kg_status kgi_catalogue_make(const char *export_text, size_t len, const kgi_cat_make_opts *o, FILE *f,
                              kgi_cat_make_report *rep, char *err, size_t errlen);
+
+/* ---------------------------------------- shared by catalogue.c and catalogue_make.c */
+
+/* A (layout, shape) with no time from the chosen set counts as this many
+ * times slower than its best. */
+#define KGI_CAT_UNCOVERED 8.0
+
+/*
+ * Greedy choice over a kernels x pairs table of times (t[c * np + p]; not
+ * finite or <= 0: no time). A set's choice at a pair is its kernel with
+ * the lowest `pred` among those with a time there (pred NULL: t itself, the
+ * set's fastest; make passes kg_matmul's leave-one-out predictions, so that
+ * the choice is the one kg_matmul would make), and its regret that kernel's
+ * time over the best time there. Adds the kernel that most lowers
+ * sum_p log(regret) (a pair nothing covers counts KGI_CAT_UNCOVERED), until
+ * `max` kernels, or every pair is within `tol` of its best, or nothing
+ * gains: a kernel fast where it was measured but mispredicted between its
+ * shapes earns its place only where it lowers the regret of the choice. A
+ * kernel that would replace the set's choice at a pair by one worse than
+ * `worst` times its best (and worse than before) is not added at all.
+ * Writes the picks in order to pick[] and returns their count.
+ */
+int kgi_cat_greedy(const double *t, const double *pred, int nc, int np, int max, double tol, double worst, int *pick);
+
+/* The configuration text without `layout` (for the catalogue, which adds
+ * the call's); -1 with err when it does not parse. */
+int kgi_cat_strip_layout(const char *config, char *out, size_t len, char *err, size_t errlen);
 
 #endif

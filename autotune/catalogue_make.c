@@ -1,0 +1,424 @@
+/*
+ * catalogue_make.c -- kgen catalogue make: a catalogue's kernels chosen from
+ * measurements, by the regret of kg_matmul's choice with each training
+ * shape left out of its own prediction (see catalogue.h).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autotune/catalogue.h"
+#include "autotune/db.h"
+#include "gen/host.h"
+#include "runtime/catalogue.h"
+
+typedef struct kern {
+    char tmpl[64];
+    char *config;              /* layout-free */
+    int threads;
+    double occupancy;
+} kern;
+
+typedef struct pair {
+    int layout, m, n, k;
+} pair;
+
+typedef struct collect {
+    const char *device;        /* wanted, or NULL */
+    char seen_device[256];
+    int cc, sm_count;
+    int multi;                 /* rows of several devices and none chosen */
+    kern *k;
+    int nk, kcap;
+    pair *p;
+    int np, pcap;
+    /* measurements: (kernel, pair, microseconds) */
+    struct meas { int k; double us; } *m;
+    pair *mp;                  /* each measurement's pair */
+    int nm, mcap, mpcap;
+    int rows, failed;
+    char err[512];
+} collect;
+
+static void *grow(void *p, int *cap, int n, size_t size)
+{
+    if (n < *cap)
+        return p;
+    int c = *cap ? 2 * *cap : 64;
+    void *q = realloc(p, (size_t)c * size);
+    if (q)
+        *cap = c;
+    return q;
+}
+
+static void on_row(void *ud, const kgi_dbkey *key, const kgi_result *res)
+{
+    collect *c = ud;
+    if (c->failed)
+        return;
+    c->rows++;
+    if (c->device && strcmp(key->device, c->device) != 0)
+        return;
+    if (!c->seen_device[0]) {
+        snprintf(c->seen_device, sizeof c->seen_device, "%s", key->device);
+        c->cc = key->cc, c->sm_count = key->sm_count;
+    } else if (strcmp(c->seen_device, key->device) != 0 || c->cc != key->cc || c->sm_count != key->sm_count) {
+        c->multi = 1;
+        return;
+    }
+    if ((res->outcome != KGI_OUT_OK && res->outcome != KGI_OUT_SLOW) || !(res->time_ms > 0))
+        return;
+    int li = kgi_layout_index(key->layout);
+    char cfg[2048];
+    if (li < 0 || kgi_cat_strip_layout(key->config, cfg, sizeof cfg, c->err, sizeof c->err) != 0) {
+        c->failed = 1;
+        return;
+    }
+    int ki = -1;
+    for (int i = 0; i < c->nk && ki < 0; i++)
+        if (strcmp(c->k[i].tmpl, key->tmpl) == 0 && strcmp(c->k[i].config, cfg) == 0)
+            ki = i;
+    if (ki < 0) {
+        kern *k = grow(c->k, &c->kcap, c->nk, sizeof *k);
+        if (!k || !(k[c->nk].config = strdup(cfg))) {
+            c->k = k ? k : c->k;
+            c->failed = 1;
+            snprintf(c->err, sizeof c->err, "out of memory");
+            return;
+        }
+        c->k = k;
+        snprintf(k[c->nk].tmpl, sizeof k[c->nk].tmpl, "%s", key->tmpl);
+        k[c->nk].threads = res->threads, k[c->nk].occupancy = res->occupancy;
+        ki = c->nk++;
+    }
+    int pi = -1;
+    for (int i = c->np - 1; i >= 0 && pi < 0; i--)
+        if (c->p[i].layout == li && c->p[i].m == key->m && c->p[i].n == key->n && c->p[i].k == key->k)
+            pi = i;
+    if (pi < 0) {
+        pair *p = grow(c->p, &c->pcap, c->np, sizeof *p);
+        if (!p) {
+            c->failed = 1;
+            snprintf(c->err, sizeof c->err, "out of memory");
+            return;
+        }
+        c->p = p;
+        p[c->np] = (pair){li, key->m, key->n, key->k};
+        pi = c->np++;
+    }
+    struct meas *m = grow(c->m, &c->mcap, c->nm, sizeof *m);
+    if (!m) {
+        c->failed = 1;
+        snprintf(c->err, sizeof c->err, "out of memory");
+        return;
+    }
+    c->m = m;
+    pair *mp = grow(c->mp, &c->mpcap, c->nm, sizeof *mp);
+    if (!mp) {
+        c->failed = 1;
+        snprintf(c->err, sizeof c->err, "out of memory");
+        return;
+    }
+    c->mp = mp;
+    mp[c->nm] = c->p[pi];
+    m[c->nm++] = (struct meas){ki, res->time_ms * 1000.0};
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const pair *x = a, *y = b;
+    if (x->layout != y->layout)
+        return x->layout - y->layout;
+    if (x->m != y->m)
+        return x->m < y->m ? -1 : 1;
+    if (x->n != y->n)
+        return x->n < y->n ? -1 : 1;
+    return x->k < y->k ? -1 : x->k > y->k;
+}
+
+/* What a catalogue line says of a kernel that the runtime's model needs:
+ * the alignment class it needs, its tile, K slices, whether its grid is
+ * persistent (from the rendered geometry and resources()). */
+static kg_status describe(kgi_host *h, const kgi_limits *lim, const kern *k, char *needs, int *tm, int *tn,
+                          char *slices, int *persistent, char *err, size_t errlen)
+{
+    char text[2304];
+    snprintf(text, sizeof text, "%s layout=nn", k->config);
+    kg_source *src = NULL;
+    kg_status st = kgi_host_render(h, k->tmpl, text, lim, &src, err, errlen);
+    if (st != KG_OK)
+        return st;
+    const kgi_geometry *g = &src->geo;
+    int need = 1;
+    if (!g->pack_multiple) {
+        if ((int)g->ld_multiple > need)
+            need = (int)g->ld_multiple;
+        if ((int)g->align / 4 > need)
+            need = (int)g->align / 4;
+    }
+    /* the operands the vector loads bind (both, or only A or only B) */
+    snprintf(needs, 4, "%d%s", need > 4 ? 4 : need,
+             need == 1 || g->pack_multiple ? "" : g->vec_operands == 1 ? "A" : g->vec_operands == 2 ? "B" : "");
+    /* a grid dimension over K (ceil(K / D) blocks): as many slices as K needs */
+    int depth = 0;
+    for (int i = 0; i < 3; i++)
+        if (g->grid[i].dim == 'K' && g->grid[i].mul == 1)
+            depth = (int)g->grid[i].div;
+    kg_source_free(src);
+    kgi_resources r;
+    if ((st = kgi_host_resources(h, k->tmpl, text, &r, err, errlen)) != KG_OK)
+        return st;
+    kgi_res res;
+    kgi_res_from(&r, &res);
+    *tm = res.tile_m, *tn = res.tile_n;
+    if (depth > 0)
+        snprintf(slices, 16, "K/%d", depth);
+    else
+        snprintf(slices, 16, "%d", res.kslices > 0 ? res.kslices : 1);
+    *persistent = res.persistent;
+    if (*tm < 1 || *tn < 1) {
+        snprintf(err, errlen, "%s %s: resources() gives no output tile", k->tmpl, k->config);
+        return KG_ERR_TEMPLATE;
+    }
+    return KG_OK;
+}
+
+/* A kernel line's fields (describe()), for every measured kernel. */
+typedef struct kline {
+    char needs[4], slices[16];
+    int tm, tn, persistent, bps;
+} kline;
+
+/* The catalogue text of kernels pick[0..n) with their times (the header's
+ * comment from `rep`, when given). */
+static void write_catalogue(FILE *f, const collect *c, const kline *kl, const double *t, const int *pick, int n,
+                            const kgi_cat_make_opts *o, const kgi_cat_make_report *rep)
+{
+    if (rep)
+        fprintf(f,
+                "# kgen kernel catalogue for sm_%d: %d kernels chosen from %d measured, each timed over %d (layout,"
+                " shape) pairs\n# by `kgen tune --configs` on %s, so that kg_matmul's choice from them comes closest"
+                " to the best\n# measured where each shape is left out of its own prediction (leave-one-out regret"
+                " %.3f, worst %.2f:\n# %s). Fastest of the set: within %.1f%% of the best measured kernel on"
+                " geometric mean, %.1f%% at\n# worst (%s). Rebuild: see catalogue/README.md.\n",
+                c->cc, n, c->nk, c->np, c->seen_device, rep->loo_geomean, rep->loo_worst,
+                rep->loo_worst_pair[0] ? rep->loo_worst_pair : "none", 100 * (rep->geomean_regret - 1),
+                100 * (rep->worst_regret - 1), rep->worst_pair[0] ? rep->worst_pair : "none");
+    fprintf(f, "kgen-catalogue 1\narch %d\nsms %d\ndevice %s\ndriver %s\ndate %s\ncommand %s\n", c->cc, c->sm_count,
+            c->seen_device, o->driver && o->driver[0] ? o->driver : "unknown", o->date, o->command);
+    fprintf(f, "# kernel ID TEMPLATE NEEDS TILE_M TILE_N KSLICES PERSISTENT BPS CONFIG\n");
+    for (int i = 0; i < n; i++) {
+        const kline *l = &kl[pick[i]];
+        fprintf(f, "kernel %d %s %s %d %d %s %d %d %s\n", i + 1, c->k[pick[i]].tmpl, l->needs, l->tm, l->tn, l->slices,
+                l->persistent, l->bps, c->k[pick[i]].config);
+    }
+    fprintf(f, "# time LAYOUT M N K, then each kernel's median time in microseconds ('-': not measured there)\n");
+    for (int p = 0; p < c->np; p++) {
+        fprintf(f, "time %s %d %d %d", kgi_layout_name(c->p[p].layout), c->p[p].m, c->p[p].n, c->p[p].k);
+        for (int i = 0; i < n; i++) {
+            double v = t[(size_t)pick[i] * c->np + p];
+            if (isfinite(v))
+                fprintf(f, " %.2f", v);
+            else
+                fputs(" -", f);
+        }
+        fputc('\n', f);
+    }
+}
+
+/*
+ * What kg_matmul's model predicts for every measured kernel at every pair
+ * with that pair left out of the prediction (pred[kernel * np + pair];
+ * INFINITY where the kernel cannot run at the pair's alignment class or
+ * nothing calibrates it): a catalogue of all the measured kernels, ranked
+ * by kgi_catalogue_rank as kg_matmul and the leave-one-out test rank.
+ */
+static kg_status loo_predictions(const collect *c, const kline *kl, const double *t, const kgi_cat_make_opts *o,
+                                 double *pred, char *err, size_t errlen)
+{
+    char *text = NULL;
+    size_t len = 0;
+    int *all = malloc((size_t)c->nk * sizeof *all);
+    FILE *f = all ? open_memstream(&text, &len) : NULL;
+    if (!f) {
+        free(all);
+        snprintf(err, errlen, "out of memory");
+        return KG_ERR_NOMEM;
+    }
+    for (int i = 0; i < c->nk; i++)
+        all[i] = i;
+    write_catalogue(f, c, kl, t, all, c->nk, o, NULL);
+    free(all);
+    if (fclose(f) != 0 || !text) {
+        free(text);
+        snprintf(err, errlen, "out of memory");
+        return KG_ERR_NOMEM;
+    }
+    kgi_catalogue *cat = NULL;
+    char perr[512];
+    if (kgi_catalogue_parse(text, len, "measured kernels", &cat, perr, sizeof perr) != 0) {
+        free(text);
+        snprintf(err, errlen, "the measured kernels as a catalogue: %s", perr);
+        return KG_ERR_CONFIG;
+    }
+    free(text);
+    kgi_pick *picks = malloc(((size_t)c->nk + 1) * sizeof *picks);
+    kg_status st = picks ? KG_OK : KG_ERR_NOMEM;
+    if (picks && cat->nrows != c->np) {
+        snprintf(err, errlen, "the measured kernels as a catalogue: %d time lines read back for %d pairs", cat->nrows,
+                 c->np);
+        free(picks);
+        kgi_catalogue_free(cat);
+        return KG_ERR_CONFIG;
+    }
+    for (size_t i = 0; i < (size_t)c->nk * c->np; i++)
+        pred[i] = INFINITY;
+    for (int r = 0; r < c->np && st == KG_OK; r++) {
+        const kgi_cat_row *row = &cat->rows[r];
+        int align = kgi_natural_align(row->layout, row->m, row->n, row->k);
+        int got = kgi_catalogue_rank(cat, row->layout, row->m, row->n, row->k, align, cat->sms, r, picks, c->nk);
+        if (got < 0)
+            st = KG_ERR_NOMEM;
+        for (int i = 0; i < got && i < c->nk; i++)
+            pred[(size_t)picks[i].kernel * c->np + r] = picks[i].predicted_us;
+    }
+    if (st != KG_OK)
+        snprintf(err, errlen, "out of memory");
+    free(picks);
+    kgi_catalogue_free(cat);
+    return st;
+}
+
+kg_status kgi_catalogue_make(const char *export_text, size_t len, const kgi_cat_make_opts *o, FILE *f,
+                             kgi_cat_make_report *rep, char *err, size_t errlen)
+{
+    memset(rep, 0, sizeof *rep);
+    kgi_db *db = NULL;
+    collect c;
+    memset(&c, 0, sizeof c);
+    c.device = o->device;
+    double *t = NULL, *pred = NULL;
+    int *pick = NULL;
+    kline *kl = NULL;
+    kgi_host *h = NULL;
+    kg_status st = kgi_db_open(":memory:", KGI_DB_CREATE, &db, err, errlen);
+    if (st != KG_OK)
+        return st;
+    int ins, upd, kept;
+    if ((st = kgi_db_import(db, export_text, len, &ins, &upd, &kept, err, errlen)) != KG_OK)
+        goto done;
+    kgi_db_filter all = {0};
+    if ((st = kgi_db_show(db, &all, 0, on_row, &c)) != KG_OK) {
+        snprintf(err, errlen, "reading the rows: %s", kgi_db_error(db));
+        goto done;
+    }
+    st = KG_ERR_CONFIG;
+    if (c.failed) {
+        snprintf(err, errlen, "%s", c.err);
+        goto done;
+    }
+    if (c.multi) {
+        snprintf(err, errlen, "the rows come from several devices: choose one with --device NAME");
+        goto done;
+    }
+    if (c.nm == 0) {
+        snprintf(err, errlen, "no timed rows%s%s", o->device ? " for device " : "", o->device ? o->device : "");
+        goto done;
+    }
+    qsort(c.p, (size_t)c.np, sizeof *c.p, cmp_pair);
+    st = KG_ERR_NOMEM;
+    t = malloc((size_t)c.nk * c.np * sizeof *t);
+    pred = malloc((size_t)c.nk * c.np * sizeof *pred);
+    pick = malloc((size_t)c.nk * sizeof *pick);
+    kl = calloc((size_t)c.nk, sizeof *kl);
+    if (!t || !pred || !pick || !kl)
+        goto done;
+    for (size_t i = 0; i < (size_t)c.nk * c.np; i++)
+        t[i] = INFINITY;
+    for (int i = 0; i < c.nm; i++) {
+        /* measurements name their pair by value: find it among the sorted ones */
+        pair *p = bsearch(&c.mp[i], c.p, (size_t)c.np, sizeof *c.p, cmp_pair);
+        double *cell = &t[(size_t)c.m[i].k * c.np + (p - c.p)];
+        if (c.m[i].us < *cell)
+            *cell = c.m[i].us;
+    }
+    /* describe each measured kernel as a catalogue line says it */
+    const kgi_limits *lim = kgi_arch_limits(c.cc);
+    if (!lim) {
+        snprintf(err, errlen, "no limits known for sm_%d (the rows' compute capability)", c.cc);
+        st = KG_ERR_CONFIG;
+        goto done;
+    }
+    if (!(h = kgi_host_new()) || (o->template_path && kgi_host_set_path(h, o->template_path) != 0))
+        goto done;
+    for (int i = 0; i < c.nk; i++) {
+        const kern *k = &c.k[i];
+        kline *l = &kl[i];
+        if ((st = describe(h, lim, k, l->needs, &l->tm, &l->tn, l->slices, &l->persistent, err, errlen)) != KG_OK)
+            goto done;
+        int bps = k->threads > 0 ? (int)lround(k->occupancy * lim->max_threads_per_sm / k->threads) : 1;
+        l->bps = bps < 1 ? 1 : bps;
+    }
+    if ((st = loo_predictions(&c, kl, t, o, pred, err, errlen)) != KG_OK)
+        goto done;
+    int n = kgi_cat_greedy(t, pred, c.nk, c.np, o->max_kernels, o->tolerance, o->max_regret > 0 ? o->max_regret : INFINITY,
+                   pick);
+    /* the chosen set: its fastest, and kg_matmul's leave-one-out choice, against the best measured */
+    double sum = 0, lsum = 0;
+    int counted = 0, lcounted = 0;
+    rep->worst_regret = rep->loo_worst = 1.0;
+    for (int p = 0; p < c.np; p++) {
+        double best = INFINITY, chosen = INFINITY, e = INFINITY;
+        int lk = -1;
+        for (int q = 0; q < c.nk; q++)
+            if (t[(size_t)q * c.np + p] < best)
+                best = t[(size_t)q * c.np + p];
+        for (int q = 0; q < n; q++) {
+            double v = t[(size_t)pick[q] * c.np + p], pe = pred[(size_t)pick[q] * c.np + p];
+            if (v < chosen)
+                chosen = v;
+            if (isfinite(v) && pe < e)
+                e = pe, lk = pick[q];
+        }
+        double r = isfinite(chosen) ? chosen / best : KGI_CAT_UNCOVERED;
+        sum += log(r);
+        counted++;
+        if (r > rep->worst_regret) {
+            rep->worst_regret = r;
+            snprintf(rep->worst_pair, sizeof rep->worst_pair, "%s %dx%dx%d", kgi_layout_name(c.p[p].layout), c.p[p].m,
+                     c.p[p].n, c.p[p].k);
+        }
+        if (lk < 0)
+            continue; /* nothing else calibrates a kernel of the set measured here */
+        r = t[(size_t)lk * c.np + p] / best;
+        lsum += log(r);
+        lcounted++;
+        if (r > rep->loo_worst) {
+            rep->loo_worst = r;
+            snprintf(rep->loo_worst_pair, sizeof rep->loo_worst_pair, "%s %dx%dx%d", kgi_layout_name(c.p[p].layout),
+                     c.p[p].m, c.p[p].n, c.p[p].k);
+        }
+    }
+    rep->geomean_regret = counted ? exp(sum / counted) : 1.0;
+    rep->loo_geomean = lcounted ? exp(lsum / lcounted) : 1.0;
+    rep->rows = c.rows, rep->kernels_measured = c.nk, rep->pairs = c.np, rep->kernels = n;
+    write_catalogue(f, &c, kl, t, pick, n, o, rep);
+    st = ferror(f) ? KG_ERR_IO : KG_OK;
+    if (st != KG_OK)
+        snprintf(err, errlen, "writing the catalogue failed");
+done:
+    kgi_db_close(db);
+    kgi_host_free(h);
+    for (int i = 0; i < c.nk; i++)
+        free(c.k[i].config);
+    free(c.k);
+    free(c.p);
+    free(c.m);
+    free(t);
+    free(pred);
+    free(pick);
+    free(kl);
+    free(c.mp);
+    return st;
+}
