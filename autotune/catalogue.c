@@ -155,19 +155,6 @@ static int smallest(const double *pred, int n, int k, int *top)
     return m;
 }
 
-/* Whether a kernel's copies allow the shape's minimal leading dimensions
- * (the tuner measures there with lda, ldb as small as the layout allows):
- * packed operands take any; else each operand's rows must hold whole
- * copies. The model does not know this; the tuner prunes such pairs. */
-static int admits(const kgi_res *r, int li, const kgi_tune_shape *sh)
-{
-    if (r->pack > 0)
-        return 1;
-    int lda = li >= 2 ? sh->m : sh->k, ldb = li % 2 ? sh->k : sh->n;
-    int ca = r->copy_a > 1 ? r->copy_a : 1, cb = r->copy_b > 1 ? r->copy_b : 1;
-    return lda % ca == 0 && ldb % cb == 0;
-}
-
 /* What kind of kernel a candidate is, in resources()' template-neutral
  * terms: 16-byte copies or not, packed operands, split-K, a persistent
  * grid. The model's ranking is least sure between kinds (a pack pass, an
@@ -212,7 +199,7 @@ static kg_status layout_pool(const kgi_cat_cand_opts *o, int li, pool *pl, kgi_c
     for (int s = 0; s < o->nshapes; s++) {
         const kgi_tune_shape *sh = &o->shapes[s];
         for (int c = 0; c < sp.n; c++)
-            pred[c] = admits(&sp.cand[c].res, li, sh)
+            pred[c] = kgi_model_admits(&sp.cand[c].res, sh->m, sh->n, sh->k)
                           ? kgi_model_time_ms(&dev, &sp.cand[c].res, 0, sh->m, sh->n, sh->k)
                           : INFINITY;
         int m = smallest(pred, sp.n, o->per_shape, top);

@@ -237,6 +237,15 @@ double kgi_model_time_ms(const kgi_model_dev *d, const kgi_res *r, int regs, int
     return t * 1e3;
 }
 
+int kgi_model_admits(const kgi_res *r, int m, int n, int k)
+{
+    if (r->pack > 0)
+        return 1;
+    int lda = r->layout[0] == 't' ? m : k, ldb = r->layout[1] == 't' ? k : n;
+    int ca = r->copy_a > 1 ? r->copy_a : 1, cb = r->copy_b > 1 ? r->copy_b : 1;
+    return lda % ca == 0 && ldb % cb == 0;
+}
+
 typedef struct ranked {
     double t;
     int i;
@@ -250,18 +259,21 @@ static int cmp_ranked(const void *a, const void *b)
     return (x->i > y->i) - (x->i < y->i);
 }
 
-void kgi_model_rank(const kgi_space *sp, const kgi_model_dev *d, int m, int n, int k, int *order)
+void kgi_model_rank(const kgi_space *sp, const kgi_model_dev *d, int m, int n, int k, int *order, double *pred)
 {
     ranked *r = malloc((size_t)(sp->n + 1) * sizeof *r);
-    if (!r) {
-        for (int i = 0; i < sp->n; i++)
-            order[i] = i;
-        return;
-    }
     for (int i = 0; i < sp->n; i++) {
-        r[i].t = kgi_model_time_ms(d, &sp->cand[i].res, 0, m, n, k);
-        r[i].i = i;
+        const kgi_res *res = &sp->cand[i].res;
+        double t = kgi_model_admits(res, m, n, k) ? kgi_model_time_ms(d, res, 0, m, n, k) : INFINITY;
+        if (pred)
+            pred[i] = t;
+        if (r)
+            r[i] = (ranked){t, i};
+        else
+            order[i] = i;
     }
+    if (!r)
+        return;
     qsort(r, (size_t)sp->n, sizeof *r, cmp_ranked);
     for (int i = 0; i < sp->n; i++)
         order[i] = r[i].i;

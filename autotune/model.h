@@ -29,8 +29,18 @@ void kgi_model_dev_device(const kgi_limits *lim, const kg_device_info *info, kgi
  * kernel cannot be resident or its resources are unknown. */
 double kgi_model_time_ms(const kgi_model_dev *d, const kgi_res *r, int regs, int m, int n, int k);
 
+/* Whether the kernel's copies take M x N x K at its smallest leading
+ * dimensions (lda, ldb as the layout stores them: where the tuner measures):
+ * packed operands take any; else each operand's rows must hold whole
+ * copies. The compile pool's gate (kgi_pool_admits, on the rendered
+ * kernel) decides; this is the same rule read from resources(), so that a
+ * ranking does not spend its top on kernels the shape refuses. */
+int kgi_model_admits(const kgi_res *r, int m, int n, int k);
+
 /* order[0..sp->n) := candidate indices, fastest predicted first (ties in
- * space order). */
-void kgi_model_rank(const kgi_space *sp, const kgi_model_dev *d, int m, int n, int k, int *order);
+ * space order); a candidate the shape does not admit is predicted INFINITY.
+ * pred (NULL: not wanted) receives each candidate's prediction, by index:
+ * candidates with equal predictions are ones the model cannot tell apart. */
+void kgi_model_rank(const kgi_space *sp, const kgi_model_dev *d, int m, int n, int k, int *order, double *pred);
 
 #endif

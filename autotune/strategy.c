@@ -238,31 +238,92 @@ int kgi_strategy_anneal(kgi_search *s)
     return s->best;
 }
 
-/* qsort over candidate indices by score, best first (context-free: the
- * scores ride along). */
+/* qsort over candidates by a time, fastest first, ties by `key`
+ * (context-free: both ride along). */
 typedef struct scored {
     double ms;
-    int c;
+    int c, key;
 } scored;
 
 static int cmp_scored(const void *a, const void *b)
 {
     const scored *x = a, *y = b;
-    return (x->ms > y->ms) - (x->ms < y->ms);
+    if (x->ms != y->ms)
+        return x->ms < y->ms ? -1 : 1;
+    return (x->key > y->key) - (x->key < y->key);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
 }
 
 /*
- * The default: the top three quarters of the budget (default 64: the top
- * 48) in the order s->rank gives (the model's, with the catalogue's picks
- * for the shape first: tune.c), then a local search with the rest. Each round takes the
+ * out := s->rank with every candidate whose finite prediction equals that
+ * of one earlier in the order left out: the first of each set of
+ * candidates the model cannot tell apart (they differ only in parameters
+ * it does not see). Without predictions, the order as it is. Returns the
+ * count, or -1 out of memory.
+ */
+static int distinct_predictions(const kgi_search *s, int *out)
+{
+    int n = s->space->n, nv = 0, no = 0;
+    if (!s->pred) {
+        memcpy(out, s->rank, (size_t)n * sizeof *out);
+        return n;
+    }
+    double *v = malloc((size_t)n * sizeof *v + 1);
+    unsigned char *taken = calloc((size_t)n + 1, 1);
+    if (!v || !taken) {
+        free(v);
+        free(taken);
+        return -1;
+    }
+    for (int c = 0; c < n; c++)
+        if (isfinite(s->pred[c]))
+            v[nv++] = s->pred[c];
+    qsort(v, (size_t)nv, sizeof *v, cmp_double);
+    int nu = 0;
+    for (int i = 0; i < nv; i++)
+        if (nu == 0 || v[i] != v[nu - 1])
+            v[nu++] = v[i];
+    for (int i = 0; i < n; i++) {
+        int c = s->rank[i];
+        if (isfinite(s->pred[c])) {
+            const double *hit = bsearch(&s->pred[c], v, (size_t)nu, sizeof *v, cmp_double);
+            size_t at = (size_t)(hit - v);
+            if (taken[at])
+                continue;
+            taken[at] = 1;
+        }
+        out[no++] = c;
+    }
+    free(v);
+    free(taken);
+    return no;
+}
+
+/*
+ * The default. First, 3/4 of the budget (default 64: 48) in the order
+ * s->rank gives (the model's, with the catalogue's picks for the shape
+ * first: tune.c), one candidate per prediction: candidates the model
+ * predicts alike differ only in what it does not see (where a cross-block
+ * fragment exchange or predicated copies pay off), and a whole budget spent
+ * on one of its guesses tells nothing about the next. Then a local search
+ * with the rest, for what the model does not see: each round takes the
  * AUTO_PARENTS fastest candidates found so far (more, down the list, when
- * those have no neighbour left) and evaluates their neighbours not evaluated yet (one parameter one value up or down, kept
- * when check() admitted the combination), in the model's order; rounds go
- * on while the budget lasts and new neighbours remain, so a neighbour that
- * wins becomes a parent in the next round. A space no larger than the
+ * those have no neighbour left), and their neighbours not evaluated yet
+ * (one parameter one value up or down, kept when check() admitted the
+ * combination) are estimated as the parent's measured time scaled by the
+ * model's ratio between them (ties in the model's order); the AUTO_ROUND
+ * best estimates are evaluated,
+ * and the next round starts from what they found. Rounds go on while the
+ * budget lasts and new neighbours remain. A space no larger than the
  * budget is evaluated whole.
  */
 #define AUTO_PARENTS 4
+#define AUTO_ROUND 16
 #define AUTO_BUDGET 64
 
 int kgi_strategy_auto(kgi_search *s)
@@ -279,26 +340,28 @@ int kgi_strategy_auto(kgi_search *s)
         kgi_search_eval(s, s->rank, n);
         return s->best;
     }
-    s->budget = budget - budget / 4;
-    kgi_search_eval(s, s->rank, n);
-    s->budget = budget;
-    int *pos = malloc((size_t)n * sizeof *pos), *todo = malloc((size_t)n * sizeof *todo);
-    scored *found = malloc((size_t)n * sizeof *found);
-    if (!pos || !todo || !found)
+    int *todo = malloc((size_t)n * sizeof *todo), *pos = malloc((size_t)n * sizeof *pos);
+    scored *found = malloc((size_t)n * sizeof *found), *est = malloc((size_t)n * sizeof *est);
+    int first = todo ? distinct_predictions(s, todo) : -1;
+    if (first < 0 || !pos || !found || !est)
         goto out;
     for (int i = 0; i < n; i++)
         pos[s->rank[i]] = i;
+    s->budget = budget - budget / 4;
+    kgi_search_eval(s, todo, first);
+    s->budget = budget;
     while (!s->stopped && kgi_search_left(s) > 0) {
         int nf = 0;
         for (int c = 0; c < n; c++)
             if (isfinite(s->score[c]) && s->score[c] >= 0)
-                found[nf++] = (scored){s->score[c], c};
+                found[nf++] = (scored){s->score[c], c, c};
         qsort(found, (size_t)nf, sizeof *found, cmp_scored);
-        /* the parents' neighbours, each once, in the model's order; when
+        /* the parents' neighbours, each once with its best estimate; when
          * the best few have none left, the next best are parents too */
         int nt = 0;
         for (int f = 0; f < nf && (f < AUTO_PARENTS || nt == 0); f++) {
-            const kgi_cand *x = &sp->cand[found[f].c];
+            int pc = found[f].c;
+            const kgi_cand *x = &sp->cand[pc];
             const kgi_space_tmpl *t = &sp->tmpl[x->tmpl];
             for (int p = 0; p < t->nparams; p++)
                 for (int dir = -1; dir <= 1; dir += 2) {
@@ -310,28 +373,34 @@ int kgi_strategy_auto(kgi_search *s)
                     int y = kgi_space_find(sp, x->tmpl, coord);
                     if (y < 0 || !isnan(s->score[y]))
                         continue;
-                    int dup = 0;
-                    for (int i = 0; i < nt && !dup; i++)
-                        dup = todo[i] == y;
-                    if (!dup)
-                        todo[nt++] = y;
+                    double e = found[f].ms;
+                    if (s->pred && isfinite(s->pred[y]) && isfinite(s->pred[pc]) && s->pred[pc] > 0)
+                        e *= s->pred[y] / s->pred[pc];
+                    else if (s->pred)
+                        e = INFINITY; /* the model says it cannot run: last */
+                    int at = 0;
+                    while (at < nt && est[at].c != y)
+                        at++;
+                    if (at == nt)
+                        est[nt++] = (scored){e, y, pos[y]};
+                    else if (e < est[at].ms)
+                        est[at].ms = e;
                 }
         }
         if (nt == 0)
             break;
-        /* insertion sort by model rank: the lists are short */
-        for (int i = 1; i < nt; i++)
-            for (int j = i; j > 0 && pos[todo[j]] < pos[todo[j - 1]]; j--) {
-                int tmp = todo[j];
-                todo[j] = todo[j - 1], todo[j - 1] = tmp;
-            }
-        if (kgi_search_eval(s, todo, nt) == 0)
+        qsort(est, (size_t)nt, sizeof *est, cmp_scored);
+        int nr = nt < AUTO_ROUND ? nt : AUTO_ROUND;
+        for (int i = 0; i < nr; i++)
+            todo[i] = est[i].c;
+        if (kgi_search_eval(s, todo, nr) == 0)
             break;
     }
 out:
-    free(pos);
     free(todo);
+    free(pos);
     free(found);
+    free(est);
     return s->best;
 }
 

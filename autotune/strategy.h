@@ -29,6 +29,8 @@ typedef struct kgi_search {
     unsigned long long seed;
     int width;                /* candidates worth evaluating at once (workers) */
     const int *rank;          /* the model's order, best first; NULL: space order */
+    const double *pred;       /* the model's prediction per candidate (NULL: none): equal
+                               * finite predictions mark candidates it cannot tell apart */
     /* filled in by the search */
     double *score;            /* per candidate: NAN until evaluated */
     int used;                 /* GPU evaluations made (what the budget counts) */
@@ -37,7 +39,7 @@ typedef struct kgi_search {
     int best;                 /* fastest candidate so far, -1 */
 } kgi_search;
 
-/* Prepares s (the caller has set space, eval, ud, budget, seed, width, rank). */
+/* Prepares s (the caller has set space, eval, ud, budget, seed, width, rank, pred). */
 kg_status kgi_search_init(kgi_search *s);
 void kgi_search_free(kgi_search *s);
 
@@ -52,8 +54,9 @@ int kgi_search_left(const kgi_search *s);
 
 typedef int (*kgi_strategy_fn)(kgi_search *s);
 
-/* The default: the model's top 3/4 of the budget (64 without one), then a
- * local search around the best few with the rest. */
+/* The default: 3/4 of the budget (64 without one) on the model's best, one
+ * candidate per prediction it can tell apart, then a local search around
+ * the fastest few with the rest. */
 int kgi_strategy_auto(kgi_search *s);
 int kgi_strategy_exhaustive(kgi_search *s);
 int kgi_strategy_random(kgi_search *s);

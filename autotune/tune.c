@@ -306,27 +306,33 @@ static kg_status tune_shape(kgi_tuner *t, int si, kgi_strategy_fn strategy)
     count_check_pruned(t);
     kg_status st = KG_OK;
     int *rank = malloc(((size_t)n + 1) * sizeof *rank);
-    if (!rank)
+    double *pred = malloc(((size_t)n + 1) * sizeof *pred);
+    if (!rank || !pred) {
+        free(rank);
+        free(pred);
         return KG_ERR_NOMEM;
-    kgi_model_rank(t->sp, &t->model, s->sh.m, s->sh.n, s->sh.k, rank);
+    }
+    kgi_model_rank(t->sp, &t->model, s->sh.m, s->sh.n, s->sh.k, rank, pred);
     s->from_catalogue = catalogue_first(t, &s->sh, rank, n);
     if (must_stop(t)) {
         free(rank);
+        free(pred);
         return KG_OK;
     }
     int budget = o->budget;
     if (budget <= 0 && strcmp(o->strategy, "auto") == 0)
-        budget = 64; /* kgi_strategy_auto's: the model's top 48, then 16 around the best */
+        budget = 64; /* kgi_strategy_auto's: 48 of the model's best, then 16 around the fastest */
     else if (budget <= 0 && strcmp(o->strategy, "exhaustive") != 0)
         budget = n / 10 > 20 ? n / 10 : 20;
     s->planned = budget > 0 && budget < n ? budget : n;
     kgi_search search = {.space = t->sp, .eval = o->dry_run ? kgi_tuner_eval_dry : kgi_tuner_eval, .ud = t,
-                         .budget = budget, .seed = o->seed, .width = o->dry_run ? 1 : t->nworkers, .rank = rank};
+                         .budget = budget, .seed = o->seed, .width = o->dry_run ? 1 : t->nworkers, .rank = rank, .pred = pred};
     if ((st = kgi_search_init(&search)) == KG_OK) {
         strategy(&search);
         kgi_search_free(&search);
     }
     free(rank);
+    free(pred);
     if (st == KG_OK && t->fatal == KG_OK)
         st = kgi_tuner_final(t);
     s->wall_s = kgi_now() - t0;

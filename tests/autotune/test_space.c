@@ -237,7 +237,7 @@ static void test_model(kgi_host *h)
     kgi_model_dev dev;
     kgi_model_dev_arch(lim, &dev);
     int order[2];
-    kgi_model_rank(&sp, &dev, 4096, 4096, 4096, order);
+    kgi_model_rank(&sp, &dev, 4096, 4096, 4096, order, NULL);
     CHECK(order[0] == 1 && order[1] == 0);
     double t = kgi_model_time_ms(&dev, &sp.cand[1].res, 0, 4096, 4096, 4096);
     double floor_ms = 2.0 * 4096 * 4096 * 4096 / (dev.sm_count * 128 * 2 * dev.clock_ghz * 1e9) * 1e3;

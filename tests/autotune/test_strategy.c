@@ -36,6 +36,7 @@ typedef struct replay {
     double *ms;                /* recorded score per candidate */
     unsigned char *ran;
     int calls;
+    int *log, nlog;            /* when log is set: the candidates that ran, in order */
 } replay;
 
 static int replay_eval(void *ud, const int *idx, int n, int max_ran, double *ms, unsigned char *ran)
@@ -48,6 +49,8 @@ static int replay_eval(void *ud, const int *idx, int n, int max_ran, double *ms,
             break;
         ms[i] = r->ms[idx[i]];
         ran[i] = r->ran[idx[i]];
+        if (r->log && ran[i])
+            r->log[r->nlog++] = idx[i];
         used += ran[i];
         done++;
     }
@@ -152,7 +155,7 @@ int main(int argc, char **argv)
         CHECK(kgi_space_add_config(&sp, h, rec.key[i].tmpl, rec.key[i].config, lim, err, sizeof err) == KG_OK);
     CHECK(kgi_space_finalize(&sp) == KG_OK);
     CHECK_MSG(sp.n == rec.n && sp.npruned == 0, "%d candidates, %d rejected", sp.n, sp.npruned);
-    replay rp = {&sp, calloc((size_t)sp.n, sizeof(double)), calloc((size_t)sp.n, 1), 0};
+    replay rp = {&sp, calloc((size_t)sp.n, sizeof(double)), calloc((size_t)sp.n, 1), 0, NULL, 0};
     double optimum = INFINITY;
     int okn = 0;
     for (int i = 0; i < rec.n; i++) {
@@ -170,7 +173,7 @@ int main(int argc, char **argv)
     int *rank = malloc((size_t)sp.n * sizeof *rank);
     kgi_model_dev dev;
     kgi_model_dev_arch(lim, &dev);
-    kgi_model_rank(&sp, &dev, 4096, 4096, 4096, rank);
+    kgi_model_rank(&sp, &dev, 4096, 4096, 4096, rank, NULL);
 
     /* exhaustive: everything, and the optimum */
     stats ex = run(kgi_strategy_exhaustive, &sp, &rp, rank, 0, 1, optimum);
@@ -240,6 +243,47 @@ int main(int argc, char **argv)
     kgi_search_free(&top);
     kgi_search_free(&loc);
     free(worst);
+
+    /* auto with the model's predictions: its first 48 GPU evaluations are
+     * 48 different predictions (the model's top 48 alone repeat some: the
+     * candidates differ in what it does not see), and it still reaches the
+     * optimum. */
+    double *pred = malloc((size_t)sp.n * sizeof *pred);
+    int *order = malloc((size_t)sp.n * sizeof *order);
+    kgi_model_rank(&sp, &dev, 4096, 4096, 4096, order, pred);
+    CHECK(memcmp(order, rank, (size_t)sp.n * sizeof *rank) == 0);
+    int repeats = 0, distinct = 0;
+    for (int i = 0, seen = 0; i < sp.n && seen < 48; i++) {
+        if (!rp.ran[rank[i]])
+            continue;
+        for (int j = 0; j < i; j++)
+            if (rp.ran[rank[j]] && pred[rank[j]] == pred[rank[i]]) {
+                repeats++;
+                break;
+            }
+        seen++;
+    }
+    rp.log = malloc((size_t)sp.n * sizeof *rp.log), rp.nlog = 0;
+    kgi_search cls = {.space = &sp, .eval = replay_eval, .ud = &rp, .budget = 64, .seed = 1, .width = 4, .rank = rank,
+                      .pred = pred};
+    kgi_search_init(&cls);
+    kgi_strategy_auto(&cls);
+    for (int i = 0; i < 48 && i < rp.nlog; i++) {
+        int twice = 0;
+        for (int j = 0; j < i && !twice; j++)
+            twice = pred[rp.log[j]] == pred[rp.log[i]];
+        distinct += !twice;
+    }
+    printf("auto with predictions: %d of its first 48 evaluations distinct (the model's top 48: %d repeats); "
+           "best %.3f ms in %d\n", distinct, repeats, cls.best >= 0 ? cls.score[cls.best] : 0, cls.used);
+    CHECK_MSG(repeats > 0, "the model's top 48 repeat no prediction: this check cannot tell");
+    CHECK_MSG(rp.nlog == 64 && distinct == 48, "%d of the first 48 of %d evaluations distinct", distinct, rp.nlog);
+    CHECK(cls.best >= 0 && optimum / cls.score[cls.best] >= 0.99);
+    kgi_search_free(&cls);
+    free(rp.log);
+    rp.log = NULL;
+    free(pred);
+    free(order);
 
     /* a search is reproducible from its seed */
     kgi_search a = {.space = &sp, .eval = replay_eval, .ud = &rp, .budget = 100, .seed = 7, .width = 4, .rank = rank};
