@@ -259,25 +259,43 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Parameters in which candidates a and b differ (different templates: all). */
+static int distance(const kgi_space *sp, int a, int b)
+{
+    const kgi_cand *x = &sp->cand[a], *y = &sp->cand[b];
+    if (x->tmpl != y->tmpl)
+        return KGI_SPACE_MAX_DIMS + 1;
+    int d = 0;
+    for (int p = 0; p < sp->tmpl[x->tmpl].nparams; p++)
+        d += x->coord[p] != y->coord[p];
+    return d;
+}
+
 /*
- * out := s->rank with every candidate whose finite prediction equals that
- * of one earlier in the order left out: the first of each set of
- * candidates the model cannot tell apart (they differ only in parameters
- * it does not see). Without predictions, the order as it is. Returns the
- * count, or -1 out of memory.
+ * out := one candidate per set of candidates the model cannot tell apart
+ * (equal finite predictions; without predictions every candidate is its
+ * own set), in the order of each set's first member in s->rank. A set's
+ * candidate is the member nearest an anchor (fewest parameters differing
+ * from one of rank[0..nanchors), the kernels kg_matmul measured fastest
+ * near this shape), the first in rank order among equals: what the model
+ * does not see, a cross-block exchange or predicated copies, is taken
+ * from kernels that were measured. The anchors themselves come first.
+ * Returns the count, or -1 out of memory.
  */
 static int distinct_predictions(const kgi_search *s, int *out)
 {
-    int n = s->space->n, nv = 0, no = 0;
+    const kgi_space *sp = s->space;
+    int n = sp->n, nv = 0, no = 0, na = s->nanchors < n ? s->nanchors : n;
     if (!s->pred) {
         memcpy(out, s->rank, (size_t)n * sizeof *out);
         return n;
     }
     double *v = malloc((size_t)n * sizeof *v + 1);
-    unsigned char *taken = calloc((size_t)n + 1, 1);
-    if (!v || !taken) {
+    int *pick = malloc((size_t)n * sizeof *pick + 1), *near = malloc((size_t)n * sizeof *near + 1);
+    if (!v || !pick || !near) {
         free(v);
-        free(taken);
+        free(pick);
+        free(near);
         return -1;
     }
     for (int c = 0; c < n; c++)
@@ -288,29 +306,52 @@ static int distinct_predictions(const kgi_search *s, int *out)
     for (int i = 0; i < nv; i++)
         if (nu == 0 || v[i] != v[nu - 1])
             v[nu++] = v[i];
+    for (int i = 0; i < nu; i++)
+        pick[i] = -1;
+    /* each set's member nearest an anchor; the anchors' own sets are theirs */
+    for (int i = 0; i < n; i++) {
+        int c = s->rank[i];
+        if (!isfinite(s->pred[c]))
+            continue;
+        size_t at = (size_t)((const double *)bsearch(&s->pred[c], v, (size_t)nu, sizeof *v, cmp_double) - v);
+        int d = KGI_SPACE_MAX_DIMS + 1;
+        for (int a = 0; a < na; a++) {
+            int da = i < na ? (a == i ? -1 : d) : distance(sp, c, s->rank[a]);
+            d = da < d ? da : d;
+        }
+        if (pick[at] < 0 || d < near[at])
+            pick[at] = c, near[at] = d;
+    }
     for (int i = 0; i < n; i++) {
         int c = s->rank[i];
         if (isfinite(s->pred[c])) {
-            const double *hit = bsearch(&s->pred[c], v, (size_t)nu, sizeof *v, cmp_double);
-            size_t at = (size_t)(hit - v);
-            if (taken[at])
-                continue;
-            taken[at] = 1;
+            size_t at = (size_t)((const double *)bsearch(&s->pred[c], v, (size_t)nu, sizeof *v, cmp_double) - v);
+            if (i < na) {
+                if (pick[at] == c)
+                    pick[at] = -1; /* an anchor: always, and its set is taken */
+            } else if (pick[at] < 0) {
+                continue; /* taken */
+            } else {
+                c = pick[at];
+                pick[at] = -1;
+            }
         }
         out[no++] = c;
     }
     free(v);
-    free(taken);
+    free(pick);
+    free(near);
     return no;
 }
 
 /*
  * The default. First, 3/4 of the budget (default 64: 48) in the order
  * s->rank gives (the model's, with the catalogue's picks for the shape
- * first: tune.c), one candidate per prediction: candidates the model
- * predicts alike differ only in what it does not see (where a cross-block
- * fragment exchange or predicated copies pay off), and a whole budget spent
- * on one of its guesses tells nothing about the next. Then a local search
+ * first: tune.c), one candidate per prediction (distinct_predictions):
+ * candidates the model predicts alike differ only in what it does not see
+ * (where a cross-block fragment exchange or predicated copies pay off),
+ * and a whole budget spent on one of its guesses tells nothing about the
+ * next. Then a local search
  * with the rest, for what the model does not see: each round takes the
  * AUTO_PARENTS fastest candidates found so far (more, down the list, when
  * those have no neighbour left), and their neighbours not evaluated yet

@@ -31,6 +31,8 @@ typedef struct kgi_search {
     const int *rank;          /* the model's order, best first; NULL: space order */
     const double *pred;       /* the model's prediction per candidate (NULL: none): equal
                                * finite predictions mark candidates it cannot tell apart */
+    int nanchors;             /* rank[0..nanchors): measured kernels (the catalogue's picks
+                               * for the shape) that auto's first candidates resemble */
     /* filled in by the search */
     double *score;            /* per candidate: NAN until evaluated */
     int used;                 /* GPU evaluations made (what the budget counts) */
@@ -39,7 +41,8 @@ typedef struct kgi_search {
     int best;                 /* fastest candidate so far, -1 */
 } kgi_search;
 
-/* Prepares s (the caller has set space, eval, ud, budget, seed, width, rank, pred). */
+/* Prepares s (the caller has set space, eval, ud, budget, seed, width, rank, pred,
+ * nanchors). */
 kg_status kgi_search_init(kgi_search *s);
 void kgi_search_free(kgi_search *s);
 
