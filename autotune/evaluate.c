@@ -402,12 +402,23 @@ int kgi_tuner_eval(void *ud, const int *idx, int n, int max_ran, double *ms, uns
         wait_and_handle(t);
         nran = ran_total(t->cur) - ran_at_entry;
     }
+    /* Once the budget is spent, what came after its last run in the list
+     * (compiled ahead and pruned, free of the budget) is not reported: a
+     * second run, taking the same rows from the database, stops admitting
+     * at that last run, and the search must see the same in both, or the
+     * second run takes another path and times what the first did not. */
+    int last = n - 1;
+    if (nran >= max_ran) {
+        while (last >= 0 && !(t->state[idx[last]] == EV_DONE && kgi_outcome_ran(t->cur->res[idx[last]].outcome)))
+            last--;
+    }
     int done = 0;
     for (int i = 0; i < n; i++) {
         int c = idx[i];
-        ms[i] = t->state[c] == EV_DONE ? score(&t->cur->res[c]) : NAN;
-        ran[i] = t->state[c] == EV_DONE && kgi_outcome_ran(t->cur->res[c].outcome);
-        done += t->state[c] == EV_DONE;
+        int ok = t->state[c] == EV_DONE && i <= last;
+        ms[i] = ok ? score(&t->cur->res[c]) : NAN;
+        ran[i] = ok && kgi_outcome_ran(t->cur->res[c].outcome);
+        done += ok;
     }
     return done;
 }
