@@ -314,9 +314,9 @@ static int distinct_predictions(const kgi_search *s, int *out)
         if (!isfinite(s->pred[c]))
             continue;
         size_t at = (size_t)((const double *)bsearch(&s->pred[c], v, (size_t)nu, sizeof *v, cmp_double) - v);
-        int d = KGI_SPACE_MAX_DIMS + 1;
-        for (int a = 0; a < na; a++) {
-            int da = i < na ? (a == i ? -1 : d) : distance(sp, c, s->rank[a]);
+        int d = i < na ? -1 : KGI_SPACE_MAX_DIMS + 1; /* an anchor is nearest itself */
+        for (int a = 0; a < na && i >= na; a++) {
+            int da = distance(sp, c, s->rank[a]);
             d = da < d ? da : d;
         }
         if (pick[at] < 0 || d < near[at])
@@ -351,17 +351,16 @@ static int distinct_predictions(const kgi_search *s, int *out)
  * candidates the model predicts alike differ only in what it does not see
  * (where a cross-block fragment exchange or predicated copies pay off),
  * and a whole budget spent on one of its guesses tells nothing about the
- * next. Then a local search
- * with the rest, for what the model does not see: each round takes the
- * AUTO_PARENTS fastest candidates found so far (more, down the list, when
- * those have no neighbour left), and their neighbours not evaluated yet
- * (one parameter one value up or down, kept when check() admitted the
- * combination) are estimated as the parent's measured time scaled by the
- * model's ratio between them (ties in the model's order); the AUTO_ROUND
- * best estimates are evaluated,
- * and the next round starts from what they found. Rounds go on while the
- * budget lasts and new neighbours remain. A space no larger than the
- * budget is evaluated whole.
+ * next. Then a local search with the rest, for what the model does not
+ * see: each round takes the AUTO_PARENTS fastest candidates found so far
+ * (more, down the list, when those have no neighbour left); their
+ * neighbours not evaluated yet (one parameter one value up or down, kept
+ * when check() admitted the combination) are estimated as the parent's
+ * measured time scaled by the model's ratio between them (ties in the
+ * model's order), and the AUTO_ROUND best estimates are evaluated; the
+ * next round starts from what they found. Rounds go on while the budget
+ * lasts and new neighbours remain. A space no larger than the budget is
+ * evaluated whole.
  */
 #define AUTO_PARENTS 4
 #define AUTO_ROUND 16
