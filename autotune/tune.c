@@ -326,8 +326,8 @@ static kg_status tune_shape(kgi_tuner *t, int si, kgi_strategy_fn strategy)
         budget = n / 10 > 20 ? n / 10 : 20;
     s->planned = budget > 0 && budget < n ? budget : n;
     kgi_search search = {.space = t->sp, .eval = o->dry_run ? kgi_tuner_eval_dry : kgi_tuner_eval, .ud = t,
-                         .budget = budget, .seed = o->seed, .width = o->dry_run ? 1 : t->nworkers, .rank = rank, .pred = pred,
-                         .nanchors = s->from_catalogue};
+                         .budget = budget, .seed = o->seed, .width = o->dry_run ? 1 : t->nworkers, .rank = rank,
+                         .pred = pred, .nanchors = s->from_catalogue};
     if ((st = kgi_search_init(&search)) == KG_OK) {
         strategy(&search);
         kgi_search_free(&search);
