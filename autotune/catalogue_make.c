@@ -81,13 +81,10 @@ static void on_row(void *ud, const kgi_dbkey *key, const kgi_result *res)
             ki = i;
     if (ki < 0) {
         kern *k = grow(c->k, &c->kcap, c->nk, sizeof *k);
-        if (!k || !(k[c->nk].config = strdup(cfg))) {
-            c->k = k ? k : c->k;
-            c->failed = 1;
-            snprintf(c->err, sizeof c->err, "out of memory");
-            return;
-        }
-        c->k = k;
+        if (k)
+            c->k = k;
+        if (!k || !(k[c->nk].config = strdup(cfg)))
+            goto oom;
         snprintf(k[c->nk].tmpl, sizeof k[c->nk].tmpl, "%s", key->tmpl);
         k[c->nk].threads = res->threads, k[c->nk].occupancy = res->occupancy;
         ki = c->nk++;
@@ -98,31 +95,26 @@ static void on_row(void *ud, const kgi_dbkey *key, const kgi_result *res)
             pi = i;
     if (pi < 0) {
         pair *p = grow(c->p, &c->pcap, c->np, sizeof *p);
-        if (!p) {
-            c->failed = 1;
-            snprintf(c->err, sizeof c->err, "out of memory");
-            return;
-        }
+        if (!p)
+            goto oom;
         c->p = p;
         p[c->np] = (pair){li, key->m, key->n, key->k};
         pi = c->np++;
     }
     struct meas *m = grow(c->m, &c->mcap, c->nm, sizeof *m);
-    if (!m) {
-        c->failed = 1;
-        snprintf(c->err, sizeof c->err, "out of memory");
-        return;
-    }
+    if (!m)
+        goto oom;
     c->m = m;
     pair *mp = grow(c->mp, &c->mpcap, c->nm, sizeof *mp);
-    if (!mp) {
-        c->failed = 1;
-        snprintf(c->err, sizeof c->err, "out of memory");
-        return;
-    }
+    if (!mp)
+        goto oom;
     c->mp = mp;
     mp[c->nm] = c->p[pi];
     m[c->nm++] = (struct meas){ki, res->time_ms * 1000.0};
+    return;
+oom:
+    c->failed = 1;
+    snprintf(c->err, sizeof c->err, "out of memory");
 }
 
 static int cmp_pair(const void *a, const void *b)
