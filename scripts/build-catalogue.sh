@@ -36,8 +36,12 @@ SHAPES_FILE=catalogue/train-shapes.txt
 make_shapes() {
     awk '
 function halton(i, b,   f, r) { f = 1; r = 0; while (i > 0) { f /= b; r += f * (i % b); i = int(i / b) } return r }
-# 2^l rounded; every second shape to a multiple of 16 (16-byte rows), the others left odd
-function size(l, i,   v) { v = int(2 ^ l + 0.5); if (i % 2 == 0 && v >= 48) v = int(v / 16 + 0.5) * 16; return v }
+# 2^l rounded; where the base-7 point is below 1/2 a size of 48 or more is rounded to a multiple of 16
+# (16-byte rows), else left as it falls (mostly odd). Which sizes are rounded, and (below) which side is
+# the small one, come from bases other than those of the sizes: a choice made by the parity of the index would
+# follow the base-2 coordinate (odd i: halton(i, 2) >= 1/2), so that every large M was odd, every small M
+# aligned, and the small side of a matrix-vector shape M only when it was 4..16
+function size(l, i,   v) { v = int(2 ^ l + 0.5); if (halton(i, 7) < 0.5 && v >= 48) v = int(v / 16 + 0.5) * 16; return v }
 # at most 2^35 multiply-adds (about 3300^3): all three shrunk alike in log space
 function cap(   s) { s = lm + ln + lk; if (s > 35) { lm -= (s - 35) * lm / s; ln -= (s - 35) * ln / s; lk -= (s - 35) * lk / s } }
 BEGIN {
@@ -47,19 +51,22 @@ BEGIN {
     lm = 4 + 10 * halton(i, 2); ln = 4 + 10 * halton(i, 3); lk = 3 + 12 * halton(i, 5); cap()
     printf "g%02d %d %d %d\n", i, size(lm, i), size(ln, i), size(lk, i)
   }
-  for (i = 1; i <= 16; i++) {      # one of M, N 1..16 (matrix-vector and near it)
-    ls = 4 * halton(i, 2); lb = 8 + 6 * halton(i, 3); lk = 8 + 7 * halton(i, 5)
+  # the sets below come in pairs: the same small size (from base 2), once as M and once as N
+  for (i = 1; i <= 24; i++) {      # one of M, N 1..16 (matrix-vector and near it)
+    ls = 4 * halton(int((i + 1) / 2), 2); lb = 8 + 6 * halton(i, 3); lk = 8 + 7 * halton(i, 5)
     lm = i % 2 ? ls : lb; ln = i % 2 ? lb : ls; cap()
     printf "v%02d %d %d %d\n", i, size(lm, i), size(ln, i), size(lk, i)
   }
   for (i = 1; i <= 24; i++) {      # one of M, N 16..128 (batches of a few rows), the other and K large
-    ls = 4 + 3 * halton(i, 2); lb = 10 + 4 * halton(i, 3); lk = 9 + 5 * halton(i, 5)
+    ls = 4 + 3 * halton(int((i + 1) / 2), 2); lb = 10 + 4 * halton(i, 3); lk = 9 + 5 * halton(i, 5)
     lm = i % 2 ? ls : lb; ln = i % 2 ? lb : ls; cap()
     printf "t%02d %d %d %d\n", i, size(lm, i), size(ln, i), size(lk, i)
   }
   n = split("96 192 320 512 896 1152 1536 2560 3072 5120", sq, " ")
   for (i = 1; i <= n; i++)
     printf "s%d %d %d %d\n", sq[i], sq[i], sq[i], sq[i]
+  for (i = 1; i <= n; i++)         # the same squares one larger: no 16-byte rows, the same waves
+    printf "s%d %d %d %d\n", sq[i] + 1, sq[i] + 1, sq[i] + 1, sq[i] + 1
 }'
 }
 
