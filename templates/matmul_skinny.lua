@@ -46,7 +46,7 @@ local params = require "lib.params"
 local emit = require "lib.emit"
 local ptx = require "lib.warp.ptx"
 
-local T = { name = "matmul_skinny", version = 1 }
+local T = { name = "matmul_skinny", version = 2 }
 
 T.params = {
   { name = "small", type = "enum", default = "m", values = { "m", "n" },
@@ -553,6 +553,66 @@ local function dots_piped(w, cfg, d)
   w:close()
 end
 
+-- dots form, the end: the rw x ms sums of each lane added across the warp.
+-- A reduce-scatter: at each lane offset o = 16, 8, .. a lane keeps half of
+-- its sums (the upper half where its bit o is set) and adds its partner's
+-- copy of that half, which it receives for the half it gives away, so that
+-- V = rw * ms sums cost V/2 + V/4 + .. shuffles instead of 5 V; once one
+-- sum is left (V < 32) the offsets left add it whole. Sum v then ends in the
+-- lanes whose top bits are v's, complete in every lane of the group.
+local function dots_reduce(w, cfg, d)
+  local V = d.rw * cfg.ms
+  local vals = {}
+  for r = 0, d.rw - 1 do
+    for i = 0, cfg.ms - 1 do vals[#vals + 1] = string.format("acc[%d][%d]", r, i) end
+  end
+  w:comment(string.format("The %d sums of each lane added across the warp (reduce-scatter, then butterfly).", V))
+  local o, h = 16, 0
+  while #vals > 1 and o >= 1 do
+    local half = #vals // 2
+    w:open("")
+    w:line("const bool up = (lane & %d) != 0;", o)
+    local kept = {}
+    for j = 1, half do
+      local lo, hi = vals[j], vals[j + half]
+      w:line("const float g%d = up ? %s : %s;", j - 1, lo, hi)
+    end
+    for j = 1, half do
+      local lo, hi = vals[j], vals[j + half]
+      w:line("%s = (up ? %s : %s) + __shfl_xor_sync(0xffffffffu, g%d, %d);", lo, hi, lo, j - 1, o)
+      kept[j] = lo
+    end
+    w:close()
+    vals = kept
+    o = o // 2
+    h = h + 1
+  end
+  local R = #vals                       -- sums left per lane
+  if o >= 1 then
+    w:line("#pragma unroll")
+    w:line("for (int o = %d; o > 0; o >>= 1) %s += __shfl_xor_sync(0xffffffffu, %s, o);", o, vals[1], vals[1])
+  end
+  local low = 32 >> h                    -- lanes holding the same sums
+  w:comment(string.format("Lane group g = lane / %d holds sums v = g * %d + t, t < %d; its first lane stores them.", low, R, R))
+  w:open("if ((lane & %d) == 0)", low - 1)
+  w:line("const int g = lane / %d;", low)
+  for t = 0, R - 1 do
+    w:open("")
+    w:line("const int v = g * %d + %d, r = v / %d, i = v %% %d, l = lw + r;", R, t, cfg.ms, cfg.ms)
+    w:open("if (i < S && l < L)")
+    if d.atomic then
+      w:line("atomicAdd(&%s, alpha * %s);", c_at(cfg, "i", "l"), vals[t + 1])
+    else
+      w:line("float* c = &%s;", c_at(cfg, "i", "l"))
+      w:linec(string.format("*c = beta == 0.0f ? alpha * %s : alpha * %s + beta * *c;", vals[t + 1], vals[t + 1]),
+        "beta == 0: C is not read")
+    end
+    w:close()
+    w:close()
+  end
+  w:close()
+end
+
 local function dots_kernel(w, cfg, d)
   w:line("__shared__ __align__(16) float xs[%d];    // X chunk: xs[i][k], rows of %d floats", d.xs_floats, d.xstride)
   w:line("const int S = %s, L = %s;", d.S, d.L)
@@ -579,26 +639,7 @@ local function dots_kernel(w, cfg, d)
     dots_batched(w, cfg, d)
   end
   if d.atomic then w:linec("kgen_dep_wait();", "the beta pass has set C = beta * C") end
-  w:comment("Each sum across the warp's lanes; one lane stores it.")
-  w:line("#pragma unroll")
-  w:open("for (int r = 0; r < %d; ++r)", d.rw)
-  w:line("#pragma unroll")
-  w:open("for (int i = 0; i < %d; ++i)", cfg.ms)
-  w:line("if (i >= S) break;")
-  w:line("float s = acc[r][i];")
-  w:line("#pragma unroll")
-  w:line("for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);")
-  w:line("const int l = lw + r;")
-  w:open("if (lane == ((r * %d + i) & 31) && l < L)", cfg.ms)
-  if d.atomic then
-    w:line("atomicAdd(&%s, alpha * s);", c_at(cfg, "i", "l"))
-  else
-    w:line("float* c = &%s;", c_at(cfg, "i", "l"))
-    w:linec("*c = beta == 0.0f ? alpha * s : alpha * s + beta * *c;", "beta == 0: C is not read")
-  end
-  w:close()
-  w:close()
-  w:close()
+  dots_reduce(w, cfg, d)
 end
 
 -- kc > 0: the first kernel, C = beta * C (zero when beta == 0, C unread).
