@@ -36,11 +36,12 @@ SHAPES_FILE=catalogue/train-shapes.txt
 make_shapes() {
     awk '
 function halton(i, b,   f, r) { f = 1; r = 0; while (i > 0) { f /= b; r += f * (i % b); i = int(i / b) } return r }
-# 2^l rounded; where the base-7 point is below 1/2 a size of 48 or more is rounded to a multiple of 16
-# (16-byte rows), else left as it falls (mostly odd). Which sizes are rounded, and (below) which side is
-# the small one, come from bases other than those of the sizes: a choice made by the parity of the index would
-# follow the base-2 coordinate (odd i: halton(i, 2) >= 1/2), so that every large M was odd, every small M
-# aligned, and the small side of a matrix-vector shape M only when it was 4..16
+# 2^l rounded; where the base-7 point is below 1/2 a size of 48 or more is rounded to a multiple
+# of 16 (16-byte rows), else left as it falls (mostly odd). Which sizes are rounded, and (below)
+# which side is the small one, come from bases other than those of the sizes: a choice made by
+# the parity of the index would follow the base-2 coordinate (odd i: halton(i, 2) >= 1/2), so
+# that every large M was odd, every small M aligned, and the small side of a matrix-vector
+# shape M only when it was 4..16
 function size(l, i,   v) { v = int(2 ^ l + 0.5); if (halton(i, 7) < 0.5 && v >= 48) v = int(v / 16 + 0.5) * 16; return v }
 # at most 2^35 multiply-adds (about 3300^3): all three shrunk alike in log space
 function cap(   s) { s = lm + ln + lk; if (s > 35) { lm -= (s - 35) * lm / s; ln -= (s - 35) * ln / s; lk -= (s - 35) * lk / s } }
