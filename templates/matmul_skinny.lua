@@ -181,6 +181,17 @@ local function c_at(cfg, i, l)
   return string.format("C[(size_t)(%s) * ldc + (%s)]", l, i)
 end
 
+-- The store of sum `s` (an expression) into C(i, l): added atomically
+-- after the beta pass (kc > 0), else C = alpha * s + beta * C.
+local function store_sum(w, cfg, d, i, s)
+  if d.atomic then
+    w:line("atomicAdd(&%s, alpha * %s);", c_at(cfg, i, "l"), s)
+  else
+    w:line("float* c = &%s;", c_at(cfg, i, "l"))
+    w:linec(string.format("*c = beta == 0.0f ? alpha * %s : alpha * %s + beta * *c;", s, s), "beta == 0: C is not read")
+  end
+end
+
 local function header(w, cfg, d, meta)
   local opa = d.a_trans and "A^T (A stored K x M)" or "A (stored M x K)"
   local opb = d.b_trans and "B^T (B stored N x K)" or "B (stored K x N)"
@@ -434,12 +445,7 @@ local function rows_kernel(w, cfg, d)
     w:line("#pragma unroll")
     w:line("for (int q = 1; q < %d; ++q) s += red[q * %d + threadIdx.x];", WARPS, d.bl)
     w:open("if (l < L)")
-    if d.atomic then
-      w:line("atomicAdd(&%s, alpha * s);", c_at(cfg, i, "l"))
-    else
-      w:line("float* c = &%s;", c_at(cfg, i, "l"))
-      w:linec("*c = beta == 0.0f ? alpha * s : alpha * s + beta * *c;", "beta == 0: C is not read")
-    end
+    store_sum(w, cfg, d, i, "s")
     w:close()
     w:close()
     w:close()
@@ -600,13 +606,7 @@ local function dots_reduce(w, cfg, d)
     w:open("")
     w:line("const int v = g * %d + %d, r = v / %d, i = v %% %d, l = lw + r;", R, t, cfg.ms, cfg.ms)
     w:open("if (i < S && l < L)")
-    if d.atomic then
-      w:line("atomicAdd(&%s, alpha * %s);", c_at(cfg, "i", "l"), vals[t + 1])
-    else
-      w:line("float* c = &%s;", c_at(cfg, "i", "l"))
-      w:linec(string.format("*c = beta == 0.0f ? alpha * %s : alpha * %s + beta * *c;", vals[t + 1], vals[t + 1]),
-        "beta == 0: C is not read")
-    end
+    store_sum(w, cfg, d, "i", vals[t + 1])
     w:close()
     w:close()
   end
