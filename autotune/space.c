@@ -31,7 +31,14 @@ typedef struct dim {
     int raw[KGI_SPACE_MAX_VALUES];
     char text[KGI_SPACE_MAX_VALUES][32];
     char piece[KGI_SPACE_MAX_VALUES][72]; /* " name=value" */
+    /* bit s: the value is one of walk s's values for this parameter (a
+     * template's space, then its groups, are walked in turn: a combination
+     * all of whose values an earlier walk had is that walk's already) */
+    unsigned char seen[KGI_SPACE_MAX_VALUES];
 } dim;
+
+/* Walks of one template: its space and at most this many groups. */
+#define MAX_GROUPS 7
 
 /* ------------------------------------------------------------ arena */
 
@@ -233,17 +240,19 @@ static int cmp_values(const void *a, const void *b)
     return strcmp(x, y);
 }
 
-/* Parameter p's values: the override, then `fixed`, then the template's
- * space, else its default; converted by the walk, deduplicated and sorted. */
+/* Parameter p's values: the override, then `fixed` (the other way round
+ * for a group: `fixed_first`), then the template's space, else its default;
+ * converted by the walk, deduplicated and sorted. */
 static kg_status dim_values(kgi_host *h, kgi_walk *w, kgi_space_tmpl *t, const kgi_template_info *info, int p,
-                            const char *fixed, const char *override, dim *d, char *err, size_t errlen)
+                            const char *fixed, const char *override, int fixed_first, dim *d, char *err,
+                            size_t errlen)
 {
     char given[KGI_SPACE_MAX_VALUES][32], canon[KGI_SPACE_MAX_VALUES][32];
     int n = 0;
     const char *name = t->param[p];
-    int r = text_values(override, name, given, &n, err, errlen);
+    int r = text_values(fixed_first ? fixed : override, name, given, &n, err, errlen);
     if (r == 0)
-        r = text_values(fixed, name, given, &n, err, errlen);
+        r = text_values(fixed_first ? override : fixed, name, given, &n, err, errlen);
     if (r < 0)
         return KG_ERR_CONFIG;
     if (r == 0 && (n = kgi_host_space_values(h, t->name, name, given, KGI_SPACE_MAX_VALUES)) == 0)
@@ -460,6 +469,15 @@ static int resources_of(kgi_space *sp, kgi_walk *w, res_memo *rm, const int *idx
 static kg_status walk_tree(kgi_space *sp, kgi_walk *w, int ti, const dim *dims, res_memo *rm, char *err,
                            size_t errlen);
 
+/* Whether an earlier walk of the template (see dim.seen) had combination idx. */
+static int walked_before(const dim *dims, int np, const int *idx)
+{
+    unsigned mask = 0xff;
+    for (int p = 0; p < np && mask; p++)
+        mask &= dims[p].seen[idx[p]];
+    return mask != 0;
+}
+
 static kg_status walk(kgi_space *sp, kgi_walk *w, int ti, const dim *dims, char *err, size_t errlen)
 {
     int nvalues[KGI_SPACE_MAX_DIMS];
@@ -515,9 +533,11 @@ static kg_status walk_tree(kgi_space *sp, kgi_walk *w, int ti, const dim *dims, 
                 }
                 jr = deepest(order, nv, reads, j);
                 do {
+                    if (walked_before(dims, np, idx))
+                        continue;
                     config_text(t, dims, idx, config, sizeof config);
                     for (int p = 0; p < np; p++)
-                        c.coord[p] = dims[p].raw[idx[p]];
+                        c.coord[p] = (unsigned char)dims[p].raw[idx[p]];
                     if (!(c.config = keep(sp, config)) || add_cand(sp, &c) != 0)
                         return KG_ERR_NOMEM;
                     sp->enumerated++;
@@ -557,20 +577,75 @@ kg_status kgi_space_add_template(kgi_space *sp, kgi_host *h, const char *tmpl, c
     if (st != KG_OK)
         return st == KG_ERR_CONFIG ? KG_ERR_TEMPLATE : st;
     dim *dims = calloc(KGI_SPACE_MAX_DIMS, sizeof *dims);
+    dim(*prev)[KGI_SPACE_MAX_DIMS] = calloc(MAX_GROUPS + 1, sizeof *prev); /* each walk's values */
     kgi_template_info *info = malloc(sizeof *info);
-    if (!dims || !info) {
+    if (!dims || !prev || !info) {
         st = KG_ERR_NOMEM;
         goto done;
     }
     if ((st = kgi_host_template_info(h, tmpl, info, err, errlen)) != KG_OK)
         goto done;
-    for (int p = 0; p < sp->tmpl[ti].nparams; p++)
-        if ((st = dim_values(h, w, &sp->tmpl[ti], info, p, fixed, override, &dims[p], err, errlen)) != KG_OK)
+    const kgi_space_tmpl *t = &sp->tmpl[ti];
+    int np = t->nparams;
+    /* the space, then each of its groups (not with an override: a space
+     * given by hand is the whole space) */
+    static const char *const none = "";
+    int multi = !(override && override[0]);
+    for (int g = -1; g <= (multi ? MAX_GROUPS : -1) && !sp->stopped; g++) {
+        char group[2048];
+        const char *over = override;
+        if (g >= 0) {
+            int r = kgi_host_space_group(h, tmpl, g, group, sizeof group);
+            if (r == 0)
+                break;
+            if (g == MAX_GROUPS) {
+                snprintf(err, errlen, "template '%s': more than %d space_groups", tmpl, MAX_GROUPS);
+                st = KG_ERR_TEMPLATE;
+                goto done;
+            }
+            kgi_config gc;
+            char why[256];
+            if (r < 0 || kgi_config_parse(&gc, group, why, sizeof why) != 0) {
+                snprintf(err, errlen, "template '%s': %s", tmpl, r < 0 ? group : why);
+                st = KG_ERR_TEMPLATE;
+                goto done;
+            }
+            for (int q = 0; q < gc.n; q++) {
+                int known = 0;
+                for (int p = 0; p < np && !known; p++)
+                    known = strcmp(t->param[p], gc.param[q].name) == 0;
+                if (!known) {
+                    snprintf(err, errlen, "template '%s': space_groups[%d] names no parameter of the template: '%s'",
+                             tmpl, g + 1, gc.param[q].name);
+                    st = KG_ERR_TEMPLATE;
+                    goto done;
+                }
+            }
+            over = group;
+        }
+        for (int p = 0; p < np; p++) {
+            dim d;
+            if ((st = dim_values(h, w, &sp->tmpl[ti], info, p, fixed, over ? over : none, g >= 0, &d, err,
+                                 errlen)) != KG_OK)
+                goto done;
+            /* which earlier walks had each value */
+            for (int i = 0; i < d.n; i++) {
+                d.seen[i] = 0;
+                for (int e = 0; e <= g; e++)
+                    for (int j = 0; j < prev[e][p].n; j++)
+                        if (strcmp(prev[e][p].text[j], d.text[i]) == 0)
+                            d.seen[i] |= (unsigned char)(1u << e);
+            }
+            dims[p] = d;
+        }
+        if ((st = walk(sp, w, ti, dims, err, errlen)) != KG_OK)
             goto done;
-    st = walk(sp, w, ti, dims, err, errlen);
+        memcpy(prev[g + 1], dims, KGI_SPACE_MAX_DIMS * sizeof *dims);
+    }
 done:
     free(info);
     free(dims);
+    free(prev);
     kgi_walk_close(w);
     return st;
 }
@@ -601,10 +676,12 @@ kg_status kgi_space_add_config(kgi_space *sp, kgi_host *h, const char *tmpl, con
                      t->param[q]);
             return KG_ERR_TEMPLATE;
         }
-        if ((c.coord[q] = raw_index(t, q, v)) < 0) {
+        int raw = raw_index(t, q, v);
+        if (raw < 0) {
             snprintf(err, errlen, "template '%s': %s: too many distinct values", tmpl, t->param[q]);
             return KG_ERR_CONFIG;
         }
+        c.coord[q] = (unsigned char)raw;
     }
     kgi_resources res;
     if ((st = kgi_host_resources(h, tmpl, canon, &res, err, errlen)) != KG_OK)
@@ -632,9 +709,11 @@ void kgi_space_drop_repeats(kgi_space *sp)
 
 /* ------------------------------------------------------------ coordinates */
 
-static unsigned coord_hash(int tmpl, const int *coord)
+_Static_assert(KGI_SPACE_MAX_VALUES <= 256, "a coordinate is one byte");
+
+static unsigned coord_hash(int tmpl, const unsigned char *coord)
 {
-    return (unsigned)kgi_hash(coord, sizeof(int) * KGI_SPACE_MAX_DIMS, kgi_hash(&tmpl, sizeof tmpl, KGI_HASH_SEED));
+    return (unsigned)kgi_hash(coord, KGI_SPACE_MAX_DIMS, kgi_hash(&tmpl, sizeof tmpl, KGI_HASH_SEED));
 }
 
 /* qsort context for ranking raw values: the value table of one parameter. */
@@ -701,7 +780,7 @@ kg_status kgi_space_finalize(kgi_space *sp)
     return KG_OK;
 }
 
-int kgi_space_find(const kgi_space *sp, int tmpl, const int *coord)
+int kgi_space_find(const kgi_space *sp, int tmpl, const unsigned char *coord)
 {
     if (!sp->hash)
         return -1;

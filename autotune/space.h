@@ -80,7 +80,7 @@ void kgi_res_from(const kgi_resources *in, kgi_res *r);
 typedef struct kgi_cand {
     int tmpl;                  /* index into kgi_space.tmpl */
     const char *config;        /* canonical text (in the space's arena) */
-    int coord[KGI_SPACE_MAX_DIMS];
+    unsigned char coord[KGI_SPACE_MAX_DIMS]; /* < KGI_SPACE_MAX_VALUES */
     kgi_res res;
 } kgi_cand;
 
@@ -157,7 +157,7 @@ void kgi_space_shard(kgi_space *sp, int i, int n);
 void kgi_space_free(kgi_space *sp);
 
 /* The candidate of template `tmpl` at `coord`, or -1. */
-int kgi_space_find(const kgi_space *sp, int tmpl, const int *coord);
+int kgi_space_find(const kgi_space *sp, int tmpl, const unsigned char *coord);
 /* Index of the candidate with this template and configuration, or -1. */
 int kgi_space_lookup(const kgi_space *sp, const char *tmpl, const char *config);
 

@@ -157,11 +157,12 @@ static int neighbour(const kgi_search *s, int c, unsigned long long *rng)
         int p = random_below(rng, t->nparams);
         if (t->nvalues[p] < 2)
             continue;
-        int coord[KGI_SPACE_MAX_DIMS];
+        unsigned char coord[KGI_SPACE_MAX_DIMS];
         memcpy(coord, x->coord, sizeof coord);
-        coord[p] += random_below(rng, 2) ? 1 : -1;
-        if (coord[p] < 0 || coord[p] >= t->nvalues[p])
+        int v = coord[p] + (random_below(rng, 2) ? 1 : -1);
+        if (v < 0 || v >= t->nvalues[p])
             continue;
+        coord[p] = (unsigned char)v;
         int y = kgi_space_find(sp, x->tmpl, coord);
         if (y >= 0)
             return y;
@@ -405,11 +406,12 @@ int kgi_strategy_auto(kgi_search *s)
             const kgi_space_tmpl *t = &sp->tmpl[x->tmpl];
             for (int p = 0; p < t->nparams; p++)
                 for (int dir = -1; dir <= 1; dir += 2) {
-                    int coord[KGI_SPACE_MAX_DIMS];
+                    unsigned char coord[KGI_SPACE_MAX_DIMS];
                     memcpy(coord, x->coord, sizeof coord);
-                    coord[p] += dir;
-                    if (coord[p] < 0 || coord[p] >= t->nvalues[p])
+                    int v = coord[p] + dir;
+                    if (v < 0 || v >= t->nvalues[p])
                         continue;
+                    coord[p] = (unsigned char)v;
                     int y = kgi_space_find(sp, x->tmpl, coord);
                     if (y < 0 || !isnan(s->score[y]))
                         continue;

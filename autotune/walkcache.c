@@ -292,7 +292,8 @@ static int decode_candidates(in *i, kgi_space *sp, const kgi_res *res, uint64_t 
         const kgi_space_tmpl *t = &sp->tmpl[x.tmpl];
         size_t used = 0;
         for (int p = 0; p < t->nparams && rc == 0; p++) {
-            int v = x.coord[p] = (int)get_u(i, 1);
+            int v = (int)get_u(i, 1);
+            x.coord[p] = (unsigned char)v;
             if (i->bad || v >= t->nraw[p]) {
                 rc = -1;
                 break;

@@ -143,6 +143,13 @@ int kgi_host_has_space(kgi_host *h, const char *tmpl);
 /* The values `tmpl`'s space lists for `param`, as text, into values[0..max):
  * their count; 0 when the space has no list for it (or there is no space). */
 int kgi_host_space_values(kgi_host *h, const char *tmpl, const char *param, char (*values)[32], int max);
+/* Group g (0-based) of `tmpl`'s `space_groups`: more of the space, each
+ * group a table of value lists that replace the space's own for the
+ * parameters it names. Written into `text` as "name=v1,v2 name=v .." (the
+ * form of kgen tune --space). 1: written; 0: there is no group g; -1: the
+ * group is not a table of non-empty lists of numbers or strings, or does
+ * not fit (the reason in text). */
+int kgi_host_space_group(kgi_host *h, const char *tmpl, int g, char *text, size_t len);
 
 /* What resources(cfg) says of a configuration (parsed, not checked). Fields
  * it leaves out are 0 (block: 0 when there is no block table). */

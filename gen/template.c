@@ -152,6 +152,56 @@ int kgi_host_space_values(kgi_host *h, const char *tmpl, const char *param, char
     return n;
 }
 
+int kgi_host_space_group(kgi_host *h, const char *tmpl, int g, char *text, size_t len)
+{
+    lua_State *L = kgi_host_lua(h);
+    int top = lua_gettop(L), rc = 0;
+    char err[512];
+    size_t used = 0;
+    text[0] = '\0';
+    if (kgi_host_push_template(h, tmpl, err, sizeof err) != KG_OK || lua_getfield(L, -1, "space_groups") != LUA_TTABLE ||
+        lua_geti(L, -1, g + 1) == LUA_TNIL)
+        goto out;
+    rc = -1;
+    if (!lua_istable(L, -1)) {
+        snprintf(text, len, "space_groups[%d] is not a table", g + 1);
+        goto out;
+    }
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+        /* key at -2, its list at -1 */
+        if (lua_type(L, -2) != LUA_TSTRING || !lua_istable(L, -1) || luaL_len(L, -1) < 1) {
+            snprintf(text, len, "space_groups[%d]: each entry must be `name = { values }`, with one value or more", g + 1);
+            goto out;
+        }
+        int n = snprintf(text + used, len - used, "%s%s=", used ? " " : "", lua_tostring(L, -2));
+        if (n < 0 || (size_t)n >= len - used)
+            goto too_long;
+        used += (size_t)n;
+        lua_Integer vn = luaL_len(L, -1);
+        for (lua_Integer i = 1; i <= vn; i++) {
+            int t = lua_geti(L, -1, i);
+            if (t != LUA_TNUMBER && t != LUA_TSTRING) {
+                snprintf(text, len, "space_groups[%d].%s: values must be numbers or strings", g + 1, lua_tostring(L, -3));
+                goto out;
+            }
+            n = snprintf(text + used, len - used, "%s%s", i > 1 ? "," : "", lua_tostring(L, -1));
+            lua_pop(L, 1);
+            if (n < 0 || (size_t)n >= len - used)
+                goto too_long;
+            used += (size_t)n;
+        }
+        lua_pop(L, 1);
+    }
+    rc = 1;
+    goto out;
+too_long:
+    snprintf(text, len, "space_groups[%d] is too long", g + 1);
+out:
+    lua_settop(L, top);
+    return rc;
+}
+
 /* ------------------------------------------------------------ resources */
 
 /* A number field of the table at `idx` (0 when absent or not a number);

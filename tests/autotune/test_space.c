@@ -80,7 +80,7 @@ static void test_enumeration(kgi_host *h, int sm)
     int i = kgi_space_lookup(&sp, "matmul", "bm=64 bn=64 bk=16 tm=4 tn=4 pad=1 vec=4 bounds=1 layout=nn");
     CHECK(i >= 0);
     if (i >= 0) {
-        int coord[KGI_SPACE_MAX_DIMS];
+        unsigned char coord[KGI_SPACE_MAX_DIMS];
         memcpy(coord, sp.cand[i].coord, sizeof coord);
         coord[0]++;
         int j = kgi_space_find(&sp, 0, coord);

@@ -7,8 +7,9 @@
  * one by one (kgi_host_check, no proxy), each with the resources() of its
  * own configuration, and the walk counts every rejected combination once.
  * Also: the walk calls check() far fewer times than there are combinations,
- * a tick that asks to stop stops it, and the memo of resources() keeps
- * only what calls' reads prove.
+ * a template's space_groups add their combinations once each (and not with
+ * an override), a tick that asks to stop stops it, and the memo of
+ * resources() keeps only what calls' reads prove.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,6 +138,81 @@ static void test_memo(void)
     kgi_memo_free(m);
 }
 
+/* A template's space_groups (templates/grouped.lua): the walk without an
+ * override holds the union of the space's and each group's valid
+ * combinations, each once; with an override, the override's alone; a
+ * group that names no parameter is the template's error. */
+static void test_groups(kgi_host *h)
+{
+    const kgi_limits *lim = kgi_arch_limits(90);
+    static const char *const walks[] = {"a=1,2 b=1,2 mode=x,y c=0,1", "a=3,4 b=1,2 mode=x,y c=0,1",
+                                        "a=2,3 b=2,3 mode=y c=0,1"};
+    char *want[256];
+    int nwant = 0;
+    for (int w = 0; w < 3; w++) {
+        int nvalid;
+        long nrejected;
+        char **v = brute_force(h, "grouped", walks[w], lim, &nvalid, &nrejected);
+        for (int i = 0; i < nvalid; i++) {
+            int dup = 0;
+            for (int j = 0; j < nwant && !dup; j++)
+                dup = strcmp(want[j], v[i]) == 0;
+            if (dup || nwant == 256)
+                free(v[i]);
+            else
+                want[nwant++] = v[i];
+        }
+        free(v);
+    }
+    qsort(want, (size_t)nwant, sizeof *want, cmp_str);
+    kgi_space sp;
+    memset(&sp, 0, sizeof sp);
+    char err[1024];
+    CHECK_MSG(kgi_space_add_template(&sp, h, "grouped", "", NULL, lim, err, sizeof err) == KG_OK, "%s", err);
+    const char *got[256];
+    int same = sp.n == nwant;
+    for (int i = 0; same && i < sp.n; i++)
+        got[i] = sp.cand[i].config;
+    if (same)
+        qsort(got, (size_t)sp.n, sizeof *got, cmp_str);
+    for (int i = 0; same && i < sp.n; i++)
+        same = strcmp(got[i], want[i]) == 0;
+    CHECK_MSG(same, "grouped: the walk found %d candidates, the union of the three walks %d distinct", sp.n, nwant);
+    CHECK(nwant > 16); /* the groups added some: the space alone has at most 16 */
+    CHECK(kgi_space_finalize(&sp) == KG_OK);
+    for (int i = 0; i < sp.n; i++)
+        CHECK(kgi_space_find(&sp, sp.cand[i].tmpl, sp.cand[i].coord) == i);
+    kgi_space_free(&sp);
+    for (int i = 0; i < nwant; i++)
+        free(want[i]);
+    /* a fixed parameter holds in the groups too (as the layout does) */
+    memset(&sp, 0, sizeof sp);
+    CHECK(kgi_space_add_template(&sp, h, "grouped", "mode=x", NULL, lim, err, sizeof err) == KG_OK);
+    int ymode = 0, large_a = 0;
+    for (int i = 0; i < sp.n; i++)
+        ymode += strstr(sp.cand[i].config, "mode=y") != NULL, large_a += strstr(sp.cand[i].config, "a=4") != NULL;
+    CHECK_MSG(ymode == 0 && large_a > 0, "grouped with mode=x fixed: %d candidates with mode=y, %d with a=4", ymode,
+              large_a);
+    kgi_space_free(&sp);
+    /* an override is the whole space: no group is walked */
+    memset(&sp, 0, sizeof sp);
+    CHECK(kgi_space_add_template(&sp, h, "grouped", "", "a=1 b=1,2", lim, err, sizeof err) == KG_OK);
+    int nvalid;
+    long nrejected;
+    char **v = brute_force(h, "grouped", "a=1 b=1,2 mode=x,y c=0,1", lim, &nvalid, &nrejected);
+    CHECK_MSG(sp.n == nvalid, "grouped with an override: %d candidates, %d expected", sp.n, nvalid);
+    for (int i = 0; i < nvalid; i++)
+        free(v[i]);
+    free(v);
+    kgi_space_free(&sp);
+    /* a group naming no parameter */
+    memset(&sp, 0, sizeof sp);
+    kg_status st = kgi_space_add_template(&sp, h, "badgroup", "", NULL, lim, err, sizeof err);
+    CHECK_MSG(st == KG_ERR_TEMPLATE && strstr(err, "space_groups[1]") && strstr(err, "'z'"), "badgroup: %d %s", st,
+              err);
+    kgi_space_free(&sp);
+}
+
 static int stop_at_once(void *ud, const kgi_space *sp)
 {
     (void)sp;
@@ -175,6 +251,7 @@ int main(int argc, char **argv)
     compare(h, "matmul_warp", "bm=128 bn=64,128 bk=8 wm=32 wn=32,64 vec=1,4 pack=0 pred=0 xb=0 raster=1 stages=1,3 ba=0,1 splitk=1,4 cl=0,1"
                               " cc=0,1 sk=0,1 red=1,4 minb=1,3 layout=tn",
             80);
+    test_groups(h);
     test_stop(h);
     test_memo();
     kgi_host_free(h);
