@@ -111,7 +111,8 @@ typedef struct kgi_space {
     kgi_pruned *pruned;        /* the first KGI_SPACE_KEEP_PRUNED rejected subtrees */
     int npruned, pcap;
     long subtrees;             /* rejected subtrees, all of them */
-    long rejected;             /* combinations check() rejected (the subtrees' counts) */
+    long rejected;             /* combinations check() rejected (the subtrees' counts; a combination that
+                                  two walks of a template's space and groups both reject counts twice) */
     long enumerated;           /* combinations covered (n + rejected) */
     long checks;               /* check() calls made */
     long resource_calls;       /* resources() calls made (a pass's subtree: one per distinct reading) */
