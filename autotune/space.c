@@ -201,26 +201,39 @@ static int text_values(const char *text, const char *name, char (*vals)[32], int
     }
 }
 
+/* The first parameter of `c` that none of the templates has (NULL: none;
+ * *failed and the reason in err when a template does not load). */
+static const char *unknown_param(kgi_host *h, const char *const *tmpls, int ntmpl, const kgi_config *c, int *failed,
+                                 char *err, size_t errlen)
+{
+    *failed = 0;
+    for (int p = 0; p < c->n; p++) {
+        int found = 0;
+        for (int i = 0; i < ntmpl && !found; i++)
+            if (kgi_host_has_param(h, tmpls[i], c->param[p].name, &found, err, errlen) != KG_OK) {
+                *failed = 1;
+                return NULL;
+            }
+        if (!found)
+            return c->param[p].name;
+    }
+    return NULL;
+}
+
 kg_status kgi_space_check_override(kgi_host *h, const char *const *tmpls, int ntmpl, const char *override,
                                    char *err, size_t errlen)
 {
     kgi_config c;
     char why[256];
+    int failed;
     if (kgi_config_parse(&c, override, why, sizeof why) != 0) {
         snprintf(err, errlen, "--space: %s", why);
         return KG_ERR_CONFIG;
     }
-    for (int p = 0; p < c.n; p++) {
-        int found = 0;
-        for (int i = 0; i < ntmpl && !found; i++)
-            if (kgi_host_has_param(h, tmpls[i], c.param[p].name, &found, err, errlen) != KG_OK)
-                return KG_ERR_CONFIG;
-        if (!found) {
-            snprintf(err, errlen, "--space: no template being tuned has a parameter '%s'", c.param[p].name);
-            return KG_ERR_CONFIG;
-        }
-    }
-    return KG_OK;
+    const char *name = unknown_param(h, tmpls, ntmpl, &c, &failed, err, errlen);
+    if (name)
+        snprintf(err, errlen, "--space: no template being tuned has a parameter '%s'", name);
+    return name || failed ? KG_ERR_CONFIG : KG_OK;
 }
 
 static int is_int(const char *s)
@@ -585,11 +598,9 @@ kg_status kgi_space_add_template(kgi_space *sp, kgi_host *h, const char *tmpl, c
     }
     if ((st = kgi_host_template_info(h, tmpl, info, err, errlen)) != KG_OK)
         goto done;
-    const kgi_space_tmpl *t = &sp->tmpl[ti];
-    int np = t->nparams;
+    int np = sp->tmpl[ti].nparams;
     /* the space, then each of its groups (not with an override: a space
      * given by hand is the whole space) */
-    static const char *const none = "";
     int multi = !(override && override[0]);
     for (int g = -1; g <= (multi ? MAX_GROUPS : -1) && !sp->stopped; g++) {
         char group[2048];
@@ -605,28 +616,25 @@ kg_status kgi_space_add_template(kgi_space *sp, kgi_host *h, const char *tmpl, c
             }
             kgi_config gc;
             char why[256];
+            int failed;
             if (r < 0 || kgi_config_parse(&gc, group, why, sizeof why) != 0) {
                 snprintf(err, errlen, "template '%s': %s", tmpl, r < 0 ? group : why);
                 st = KG_ERR_TEMPLATE;
                 goto done;
             }
-            for (int q = 0; q < gc.n; q++) {
-                int known = 0;
-                for (int p = 0; p < np && !known; p++)
-                    known = strcmp(t->param[p], gc.param[q].name) == 0;
-                if (!known) {
+            const char *name = unknown_param(h, &tmpl, 1, &gc, &failed, err, errlen);
+            if (name || failed) {
+                if (name)
                     snprintf(err, errlen, "template '%s': space_groups[%d] names no parameter of the template: '%s'",
-                             tmpl, g + 1, gc.param[q].name);
-                    st = KG_ERR_TEMPLATE;
-                    goto done;
-                }
+                             tmpl, g + 1, name);
+                st = KG_ERR_TEMPLATE;
+                goto done;
             }
             over = group;
         }
         for (int p = 0; p < np; p++) {
             dim d;
-            if ((st = dim_values(h, w, &sp->tmpl[ti], info, p, fixed, over ? over : none, g >= 0, &d, err,
-                                 errlen)) != KG_OK)
+            if ((st = dim_values(h, w, &sp->tmpl[ti], info, p, fixed, over, g >= 0, &d, err, errlen)) != KG_OK)
                 goto done;
             /* which earlier walks had each value */
             for (int i = 0; i < d.n; i++) {
