@@ -194,6 +194,7 @@ static void dispatch(kgi_tuner *t, kgi_worker *w, int c)
     /* Only a probe long enough that launch overhead does not matter sets a cut. */
     q.cut_ms = t->o->slow_factor > 0 && t->best_probe_ms >= 1.0 ? t->o->slow_factor * t->best_probe_ms : 0;
     q.flush_l2 = t->o->flush_l2;
+    q.back_to_back = t->o->back_to_back;
     q.seed = t->o->seed ^ 0x6b67656eULL;
     w->cand = c;
     w->busy = 1;

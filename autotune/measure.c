@@ -14,7 +14,9 @@
  *     float64 reference. A probe slower than the parent's cut marks the
  *     candidate `slow` without timing it in full.
  *  4. Time with kgi_time_kernel: CUDA events, warm-up, repetitions until the
- *     spread is small or the cap is hit, median, L2 flushed, C restored.
+ *     spread is small or the cap is hit, median, L2 flushed, C restored; or
+ *     (back_to_back) with kgi_time_loop: samples of launches queued back to
+ *     back, L2 warm, as a GEMM called in a loop runs, median per launch.
  * A driver error at any point means the context may be poisoned: the result
  * is `fault` and the worker exits after reporting it.
  *
@@ -32,6 +34,10 @@
 #include "autotune/worker.h"
 
 #define SAMPLES 512
+/* back_to_back: samples of about 1 ms of launches, 5 to 50 of them */
+#define LOOP_SAMPLE_MS 1.0
+#define LOOP_MIN_SAMPLES 5
+#define LOOP_MAX_SAMPLES 50
 
 struct kgi_bufs {
     int m, n, k;
@@ -331,7 +337,10 @@ void kgi_measure(kg_context *ctx, kgi_bufs **bufs, const kgi_wreq *req, int out_
 
     /* 4. timing */
     kgi_timing t;
-    if ((st = kgi_time_kernel(ctx, kern, &g, b->dcinit, req->flush_l2, req->max_seconds, &t)) != KG_OK) {
+    st = req->back_to_back ? kgi_time_loop(ctx, kern, &g, LOOP_SAMPLE_MS, LOOP_MIN_SAMPLES, LOOP_MAX_SAMPLES,
+                                           req->max_seconds, &t)
+                           : kgi_time_kernel(ctx, kern, &g, b->dcinit, req->flush_l2, req->max_seconds, &t);
+    if (st != KG_OK) {
         failed(ctx, msg, st, "timing");
         return;
     }

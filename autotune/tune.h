@@ -71,6 +71,7 @@ typedef struct kgi_tune_opts {
     double timeout_s;           /* watchdog per candidate, before its first launch */
     double slow_factor;         /* probe > factor x best probe: `slow` (0: never) */
     int flush_l2;
+    int back_to_back;           /* the search times launches back to back, L2 warm (kgi_time_loop) */
     int final_n;                /* final stage: finalists per shape (0: off) */
     int final_rounds;           /* samples per finalist */
     double final_sample_ms;     /* each sample's length of back-to-back launches */

@@ -40,6 +40,7 @@ typedef struct kgi_wreq {
     double cut_ms;             /* > 0: a first launch slower than this is `slow`, not timed in full */
     double slow_factor;        /* for the reason text */
     int flush_l2;
+    int back_to_back;          /* time launches queued back to back (kgi_time_loop), not one at a time */
     double sample_ms;          /* FINAL: the back-to-back run's target length */
     double expect_ms;          /* FINAL: the search's time per launch, to size the run */
     unsigned long long seed;

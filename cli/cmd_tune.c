@@ -397,7 +397,7 @@ int kgc_cmd_tune(int argc, char **argv)
                *budget = NULL, *time_s = NULL, *db = NULL, *jobs = NULL, *seed = NULL, *device = NULL, *devices = NULL,
                *shard = NULL, *force = NULL, *dry = NULL, *space = NULL, *alpha = NULL, *beta = NULL, *maxsec = NULL,
                *timeout = NULL, *slow = NULL, *noflush = NULL, *maxspill = NULL, *minocc = NULL, *csv = NULL,
-               *json = NULL, *top = NULL, *final = NULL, *final_rounds = NULL, *configs = NULL;
+               *json = NULL, *top = NULL, *final = NULL, *final_rounds = NULL, *configs = NULL, *b2b = NULL;
     const kgc_opt own[] = {
         {"--m", NULL, 1, &m}, {"--n", NULL, 1, &n}, {"--k", NULL, 1, &k}, {"--shapes", NULL, 1, &shapes},
         {"--layout", NULL, 1, &layout}, {"--strategy", NULL, 1, &strategy}, {"--budget", NULL, 1, &budget},
@@ -408,7 +408,8 @@ int kgc_cmd_tune(int argc, char **argv)
         {"--timeout", NULL, 1, &timeout}, {"--slow-factor", NULL, 1, &slow}, {"--no-flush", NULL, 0, &noflush},
         {"--max-spill", NULL, 1, &maxspill}, {"--min-occupancy", NULL, 1, &minocc}, {"--csv", NULL, 0, &csv},
         {"--json", NULL, 0, &json}, {"--top", NULL, 1, &top}, {"--final", NULL, 1, &final},
-        {"--final-rounds", NULL, 1, &final_rounds}, {"--configs", NULL, 1, &configs}, {NULL, NULL, 0, NULL}};
+        {"--final-rounds", NULL, 1, &final_rounds}, {"--configs", NULL, 1, &configs},
+        {"--back-to-back", NULL, 0, &b2b}, {NULL, NULL, 0, NULL}};
     kg_context *ctx = NULL;
     kgi_tune_shape *shape_list = NULL;
     char *space_text = NULL;
@@ -642,7 +643,8 @@ int kgc_cmd_tune(int argc, char **argv)
             goto out;
         o.rules.max_spill_bytes = (int)v;
     }
-    o.flush_l2 = noflush == NULL;
+    o.back_to_back = b2b != NULL;
+    o.flush_l2 = noflush == NULL && !o.back_to_back;
     if (final) {
         if (kgc_int("--final", final, 0, 64, &v))
             goto out;

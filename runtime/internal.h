@@ -143,6 +143,13 @@ kg_status kgi_time_kernel_reps(kg_context *ctx, const kg_kernel *kern, const kg_
  * operands between two events (no flush, C not restored between them: the
  * time does not depend on C's values), *ms the time per launch. */
 kg_status kgi_time_back_to_back(kg_context *ctx, const kg_kernel *kern, const kg_gemm *g, int count, double *ms);
+/* Samples of that regime: after a warm-up that sizes them, samples of
+ * about `sample_ms` each (at most 1000 launches) until the interquartile
+ * spread of their times per launch is under 2% (at least `min_samples`),
+ * `max_seconds` pass or `max_samples` are taken; their median, extremes
+ * and spread per launch in *out (reps: the samples). */
+kg_status kgi_time_loop(kg_context *ctx, const kg_kernel *kern, const kg_gemm *g, double sample_ms, int min_samples,
+                        int max_samples, double max_seconds, kgi_timing *out);
 
 /* ------------------------------------------------------------ caches */
 

@@ -15,8 +15,10 @@
  * wall time, or at the maximum (kgi_time_kernel: 10 and 1000 runs).
  *
  * kgi_time_back_to_back measures the other regime, a GEMM called in a loop:
- * many launches queued back to back between two events, L2 warm.
+ * many launches queued back to back between two events, L2 warm;
+ * kgi_time_loop takes the median of such samples.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -24,6 +26,8 @@
 #include "kernel.h"
 
 #define WARMUP 3
+/* kgi_time_loop: the most launches in one sample */
+#define LOOP_MAX_COUNT 1000
 
 static double wall(void)
 {
@@ -46,6 +50,18 @@ static double quantile(const double *x, int n, double q)
     if (i >= n - 1)
         return x[n - 1];
     return x[i] + (pos - i) * (x[i + 1] - x[i]);
+}
+
+/* The median, extremes and interquartile spread of samples ms[0..n) (n >= 1), sorted into `sorted`. */
+static void summarize(const double *ms, double *sorted, int n, kgi_timing *out)
+{
+    memcpy(sorted, ms, (size_t)n * sizeof *ms);
+    qsort(sorted, (size_t)n, sizeof *sorted, cmp_double);
+    out->median_ms = quantile(sorted, n, 0.5);
+    out->min_ms = sorted[0];
+    out->max_ms = sorted[n - 1];
+    out->spread = out->median_ms > 0 ? (quantile(sorted, n, 0.75) - quantile(sorted, n, 0.25)) / out->median_ms : 0.0;
+    out->reps = n;
 }
 
 /* The bytes of C that a launch on `g` may write: rows 0..M-1 of ldc. */
@@ -115,14 +131,7 @@ kg_status kgi_time_kernel_reps(kg_context *ctx, const kg_kernel *kern, const kg_
         int last = reps >= max_reps || (min_reps < max_reps && wall() - t0 >= max_seconds);
         if (!last && reps % 10 != 0)
             continue;
-        memcpy(sorted, ms, reps * sizeof *ms);
-        qsort(sorted, (size_t)reps, sizeof *sorted, cmp_double);
-        out->median_ms = quantile(sorted, reps, 0.5);
-        out->min_ms = sorted[0];
-        out->max_ms = sorted[reps - 1];
-        out->spread = out->median_ms > 0 ? (quantile(sorted, reps, 0.75) - quantile(sorted, reps, 0.25)) / out->median_ms
-                                         : 0.0;
-        out->reps = reps;
+        summarize(ms, sorted, reps, out);
         if (last || (min_reps < max_reps && out->spread < 0.02))
             break;
     }
@@ -175,5 +184,44 @@ done:
     if (stop)
         cu->EventDestroy(stop);
     kgi_drv_leave(ctx);
+    return st;
+}
+
+kg_status kgi_time_loop(kg_context *ctx, const kg_kernel *kern, const kg_gemm *g, double sample_ms, int min_samples,
+                        int max_samples, double max_seconds, kgi_timing *out)
+{
+    if (!ctx || !kern || !g || !out || !(sample_ms > 0) || min_samples < 1 || max_samples < min_samples)
+        return ctx ? kgi_fail(ctx, KG_ERR_INVALID_ARG, "kgi_time_loop: NULL argument or bad sample bounds")
+                   : KG_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    double *ms = malloc((size_t)max_samples * sizeof *ms), *sorted = malloc((size_t)max_samples * sizeof *sorted);
+    kg_status st = KG_OK;
+    if (!ms || !sorted) {
+        st = kgi_fail(ctx, KG_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    /* the warm-up sizes the samples: one launch, then about a sample's worth
+     * (one launch alone also carries the launch's latency) */
+    double per;
+    int count = 1;
+    for (int pass = 0; pass < 2; pass++) {
+        if ((st = kgi_time_back_to_back(ctx, kern, g, count, &per)) != KG_OK)
+            goto done;
+        double c = per > 0 ? ceil(sample_ms / per) : LOOP_MAX_COUNT;
+        count = c < 1 ? 1 : c > LOOP_MAX_COUNT ? LOOP_MAX_COUNT : (int)c;
+    }
+    double t0 = wall();
+    for (int n = 1; n <= max_samples; n++) {
+        if ((st = kgi_time_back_to_back(ctx, kern, g, count, &ms[n - 1])) != KG_OK)
+            goto done;
+        if (n < min_samples)
+            continue;
+        summarize(ms, sorted, n, out);
+        if (out->spread < 0.02 || wall() - t0 >= max_seconds)
+            break;
+    }
+done:
+    free(ms);
+    free(sorted);
     return st;
 }
