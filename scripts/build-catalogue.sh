@@ -6,12 +6,16 @@
 #
 # On a GPU machine, with kgen built in BUILD_DIR (this script builds
 # nothing), using only kgen's own commands:
-#   1. kgen catalogue candidates: the model's choice of configurations for
-#      the training shapes (catalogue/train-shapes.txt), in every layout,
-#      and the seeds catalogue/seeds-sm_<XY>.txt where there is one
-#      (configurations earlier tuning on that architecture found best);
-#   2. kgen tune --configs: each candidate timed at each training shape in
-#      each layout (nn nt tn tt), verified against a float64 reference,
+#   1. the candidates: catalogue/candidates-sm_<XY>.txt where there is one
+#      (those the committed catalogue was built from); else, or with
+#      KGEN_CATALOGUE_NEW_CANDIDATES=1, kgen catalogue candidates (the
+#      model's choice of configurations for the training shapes,
+#      catalogue/train-shapes.txt, in every layout) and the seeds
+#      catalogue/seeds-sm_<XY>.txt where there is one (configurations
+#      earlier tuning on that architecture found best);
+#   2. kgen tune --configs --back-to-back: each candidate timed at each
+#      training shape in each layout (nn nt tn tt) as a GEMM called in a
+#      loop runs, verified against a float64 reference,
 #      into a fresh tuning database in WORK_DIR (default: a temporary one);
 #   3. kgen db export: the measurements as CSV (WORK_DIR/measured.csv);
 #   4. kgen catalogue make: the few kernels whose choice by kg_matmul's
@@ -77,7 +81,7 @@ if [ $# -eq 1 ] && [ "$1" = --make-shapes ]; then
     exit 0
 fi
 if [ $# -ge 1 ] && [ "$1" = --help ]; then
-    sed -n '2,31s/^# \{0,1\}//p' "$0"
+    sed -n '2,35s/^# \{0,1\}//p' "$0"
     exit 0
 fi
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
@@ -128,8 +132,14 @@ echo "build-catalogue.sh: sm_$ARCH, driver $DRIVER; work in $WORK"
 t0=$(date +%s)
 # a WORK_DIR from an earlier, interrupted or partial run resumes: its candidates, and the tuner skips what
 # its database holds
+FROM="$WORK/candidates.txt"
 if [ -s "$WORK/candidates.txt" ]; then
     echo "build-catalogue.sh: resuming with $WORK/candidates.txt and $WORK/build.db"
+elif [ -r "catalogue/candidates-sm_$ARCH.txt" ] && [ -z "${KGEN_CATALOGUE_NEW_CANDIDATES:-}" ]; then
+    # the committed catalogue's candidates: a rebuild measures the same kernels
+    cp "catalogue/candidates-sm_$ARCH.txt" "$WORK/candidates.txt" || exit 1
+    echo "build-catalogue.sh: candidates from catalogue/candidates-sm_$ARCH.txt"
+    FROM="catalogue/candidates-sm_$ARCH.txt"
 else
     "$KGEN" catalogue candidates --shapes "$SHAPES" --arch "sm_$ARCH" --max "$NCAND" -o "$WORK/candidates.new" ||
         exit 1
@@ -138,19 +148,21 @@ else
         cat "catalogue/seeds-sm_$ARCH.txt" >> "$WORK/candidates.new" || exit 1
     fi
     mv "$WORK/candidates.new" "$WORK/candidates.txt" || exit 1
+    FROM="$NCAND model candidates and the seeds"
 fi
 for l in $LAYOUTS; do
     echo "build-catalogue.sh: timing the candidates in layout $l"
-    # the search's times with the L2 warm (as a GEMM called in a loop runs, and as kgen-bench compares with
-    # cuBLAS), no final stage: every candidate is timed alike
+    # every candidate timed alike, as a GEMM called in a loop runs and as kgen-bench compares with cuBLAS:
+    # launches queued back to back, L2 warm (one launch at a time would add its launch latency, more for
+    # kernels of two launches); no final stage
     "$KGEN" tune --configs "$WORK/candidates.txt" --shapes "$SHAPES" --layout "$l" --db "$WORK/build.db" \
-        --no-flush --final 0 --max-seconds 0.1 --top 0 > "$WORK/tune-$l.txt" 2> "$WORK/tune-$l.err"
+        --back-to-back --final 0 --max-seconds 0.1 --top 0 > "$WORK/tune-$l.txt" 2> "$WORK/tune-$l.err"
     rc=$?
     tail -n 3 "$WORK/tune-$l.err"
     [ $rc = 0 ] || { echo "build-catalogue.sh: kgen tune failed in layout $l (see $WORK/tune-$l.err)" >&2; exit 1; }
 done
 "$KGEN" db export --db "$WORK/build.db" --format csv -o "$WORK/measured.csv" || exit 1
 "$KGEN" catalogue make "$WORK/measured.csv" --max-kernels "$NKERN" --date "$DATE" --driver "$DRIVER" \
-    --command "scripts/build-catalogue.sh (training shapes $SHAPES, $NCAND candidates, at most $NKERN kernels)" \
+    --command "scripts/build-catalogue.sh (training shapes $SHAPES, candidates: $FROM, at most $NKERN kernels)" \
     -o "$OUT" || exit 1
 echo "build-catalogue.sh: wrote $OUT in $(($(date +%s) - t0)) s; rebuild kgen to embed it"
