@@ -100,6 +100,7 @@ kg_status kgi_catalogue_nearest(kg_context *ctx, int arch, const kgi_catalogue *
 typedef struct kgi_pick {
     int kernel;            /* index into kernels[] */
     double predicted_us;
+    double model_us;       /* the prediction before the streaming floor (ties at the floor go to the lower) */
     double waves;          /* of the kernel's units over the GPU's slots */
     int nnear;             /* rows the prediction came from, nearest first (1 and exact: measured here) */
     int near[KGI_PICK_NEAR];

@@ -41,6 +41,8 @@ static int by_time(const void *a, const void *b)
     const kgi_pick *x = a, *y = b;
     if (x->predicted_us != y->predicted_us)
         return x->predicted_us < y->predicted_us ? -1 : 1;
+    if (x->model_us != y->model_us) /* both at the streaming floor: the model's own order */
+        return x->model_us < y->model_us ? -1 : 1;
     return x->kernel - y->kernel;
 }
 
@@ -243,6 +245,7 @@ int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, 
                                                           kk->bps, m, n, k, sms, &ignore) /
                               kgi_wave_work(kk->tile_m, kk->tile_n, kgi_kernel_slices(kk, k), kk->persistent, kk->bps, m, n, k,
                                             c->sms, &ignore);
+            p->model_us = p->predicted_us;
             continue;
         }
         /* a fit needs more shapes than features to say anything between them */
@@ -276,6 +279,7 @@ int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, 
         }
         p->predicted_us = model * exp(sum / wsum);
     floor:
+        p->model_us = p->predicted_us;
         /* no kernel streams faster than the catalogue's fastest measurement: A and B read once, C written
          * once, or read and written by each slice of split-K */
         if (c->bytes_per_us > 0) {
@@ -327,6 +331,7 @@ int kgi_catalogue_rank_median(const kgi_catalogue *c, int layout, int m, int n, 
         kgi_pick *p = &picks[np++];
         p->kernel = j;
         p->predicted_us = med * work_of(kk, m, n, k, sms, &p->waves);
+        p->model_us = p->predicted_us;
     }
     free(e);
     return finish(picks, np, out, max);
