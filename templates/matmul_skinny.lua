@@ -36,7 +36,12 @@
 -- Parallelism: kc > 0 cuts K into slices of kc (grid y = ceil(K / kc)),
 -- whose sums are added into C atomically after a first kernel has set
 -- C = beta * C; kc = 0 gives each block all of K and it stores C itself
--- (beta == 0: C is never read). Rows of Y past L are clamped (loaded, never
+-- (beta == 0: C is never read). cs > 1 (sm_90, with kc = 0) cuts K into cs
+-- slices of ceil(K / cs) (grid y = cs) that form one thread-block cluster:
+-- each block parks its partial sums in its shared memory, and after a
+-- cluster barrier each block adds a share of them over the cluster's
+-- blocks (distributed shared memory) and stores C itself; one kernel, no
+-- beta pass, no atomics, the sum's order fixed. Rows of Y past L are clamped (loaded, never
 -- stored); vectors that straddle the end of a row read only the floats
 -- inside. The precondition S <= ms is declared as render().requires'
 -- m_max or n_max, and the launcher refuses a larger S; vec = 4's alignment
@@ -57,6 +62,8 @@ T.params = {
     doc = "floats per load of the large operand (4: 16-byte loads; its leading dimension a multiple of 4, its pointer 16-byte aligned; the small operand is read by floats)" },
   { name = "kc", type = "int", default = 256, values = { 0, 128, 256, 512, 1024, 2048, 4096 },
     doc = "K per block (grid y = ceil(K / kc)), the slices added into C atomically after a beta pass; 0: one block takes all of K and stores C" },
+  { name = "cs", type = "int", default = 1, values = { 1, 2, 4, 8 },
+    doc = "K slices that form one thread-block cluster (sm_90; needs kc=0): grid y = cs, each block takes ceil(K / cs) of K, and the cluster sums the blocks' partial sums through distributed shared memory and stores C (no beta pass, no atomics); 1: no cluster" },
   { name = "pipe", type = "int", default = 0, values = { 0, 1 },
     doc = "1: a chunk of K is one batch of loads, and the next chunk's loads of the large operand are issued before the current one is multiplied (two sets of registers); 0: each chunk's loads in batches, issued after its X is staged" },
   { name = "layout", type = "enum", default = "nn", values = { "nn", "nt", "tn", "tt" },
@@ -74,7 +81,13 @@ T.space = {
   ms = { 1, 2, 4, 8, 16 },
   vec = { 4 },
   kc = { 0, 256, 512, 2048 },
+  cs = { 1 },
   pipe = { 0 },
+}
+
+-- More of the space, walked after it: the clusters (cs > 1 takes kc = 0).
+T.space_groups = {
+  { kc = { 0 }, cs = { 4, 8 } },
 }
 
 local THREADS = 256
@@ -117,13 +130,23 @@ local function derive(cfg)
     d.red_floats = WARPS * d.bl         -- red[warp][column]
     d.outputs = cfg.ms * cfg.vec
   end
-  d.smem = 4 * (d.xs_floats + d.red_floats)
+  d.cl = cfg.cs > 1
+  d.part_floats = d.cl and cfg.ms * d.bl or 0 -- the block's sums, parked for the cluster
+  d.smem = 4 * (d.xs_floats + d.red_floats + d.part_floats)
   d.atomic = cfg.kc > 0
   d.big = d.Y.ptr
   return d
 end
 
 function T.check(cfg, limits)
+  if cfg.cs > 1 and cfg.kc ~= 0 then
+    return nil, string.format("cs=%d makes a cluster of the K slices, each ceil(K / cs) long: it needs kc=0 (got kc=%d)",
+      cfg.cs, cfg.kc)
+  end
+  if cfg.cs > 1 and limits.sm < 90 then
+    return nil, string.format("cs=%d uses thread-block clusters and distributed shared memory, which need sm_90 or newer (target %s)",
+      cfg.cs, limits.name)
+  end
   local d = derive(cfg)
   if THREADS > limits.max_threads_per_block then
     return nil, string.format("matmul_skinny's blocks have %d threads; the limit is %d (%s)",
@@ -156,7 +179,8 @@ function T.resources(cfg)
     registers = d.outputs + d.unroll * cfg.vec * (d.dots and d.rw or 1) + 32,
     copy_a = d.big == "A" and cfg.vec or 1,
     copy_b = d.big == "B" and cfg.vec or 1,
-    combine = d.atomic and "atomic" or "store",
+    kslices = cfg.cs,
+    combine = d.cl and "cluster" or d.atomic and "atomic" or "store",
     beta_pass = d.atomic and "all" or "none",
   }
 end
@@ -181,10 +205,13 @@ local function c_at(cfg, i, l)
   return string.format("C[(size_t)(%s) * ldc + (%s)]", l, i)
 end
 
--- The store of sum `s` (an expression) into C(i, l): added atomically
--- after the beta pass (kc > 0), else C = alpha * s + beta * C.
-local function store_sum(w, cfg, d, i, s)
-  if d.atomic then
+-- The store of sum `s` (an expression) into C(i, l): parked at part[slot]
+-- for the cluster (cs > 1), added atomically after the beta pass (kc > 0),
+-- else C = alpha * s + beta * C.
+local function store_sum(w, cfg, d, i, s, slot)
+  if d.cl then
+    w:line("part[%s] = %s;", slot, s)
+  elseif d.atomic then
     w:line("atomicAdd(&%s, alpha * %s);", c_at(cfg, i, "l"), s)
   else
     w:line("float* c = &%s;", c_at(cfg, i, "l"))
@@ -221,12 +248,19 @@ local function header(w, cfg, d, meta)
   w:comment(string.format("  X chunks            %d values of k at a time in xs (%d floats), zero past K and %s",
     d.kt, d.xs_floats, d.S))
   w:comment(string.format("  shared memory       %d bytes static", d.smem))
-  w:comment(string.format("  K                   %s", d.atomic
-    and string.format("slices of %d (grid y), added into C with atomicAdd after the beta pass", cfg.kc)
-    or "all of it in each block; C stored directly"))
+  if d.cl then
+    w:comment(string.format("  K                   %d slices of ceil(K / %d) (grid y, a multiple of 32), one cluster:", cfg.cs, cfg.cs))
+    w:comment(string.format("                      the blocks' sums parked in part (%d floats), each block adds a share", d.part_floats))
+    w:comment("                      over the cluster (distributed shared memory) and stores C")
+  else
+    w:comment(string.format("  K                   %s", d.atomic
+      and string.format("slices of %d (grid y), added into C with atomicAdd after the beta pass", cfg.kc)
+      or "all of it in each block; C stored directly"))
+  end
   w:comment("Launch:")
   w:comment(string.format("  block = (%d, 1, 1), grid = (ceil(%s / %d), %s, 1), no dynamic shared memory",
-    THREADS, d.Ldim, d.bl, d.atomic and string.format("ceil(K / %d)", cfg.kc) or "1"))
+    THREADS, d.Ldim, d.bl, d.atomic and string.format("ceil(K / %d)", cfg.kc) or tostring(cfg.cs)))
+  if d.cl then w:comment(string.format("  cluster = (1, %d, 1), compiled in (__cluster_dims__)", cfg.cs)) end
   if d.atomic then
     w:comment(string.format("  first %s_beta: block (256, 1, 1), grid (ceil(%s / 256), 1, 1): C = beta * C", d.entry, d.Ldim))
     w:comment("  sm_90: this kernel may be launched to overlap the first (programmatic stream")
@@ -245,6 +279,47 @@ local function signature(w, entry)
   w:line("%s(int M, int N, int K, float alpha,", entry)
   w:line("    const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb,")
   w:line("    float beta, float* __restrict__ C, int ldc)")
+end
+
+-- The block's range of K, [kbeg, kend).
+local function k_range(w, cfg, d)
+  if d.atomic then
+    w:line("const int kbeg = blockIdx.y * %d, kend = min(K, kbeg + %d);", cfg.kc, cfg.kc)
+  elseif d.cl then
+    w:linec(string.format("const int kper = ((K + %d) / %d + 31) / 32 * 32;", cfg.cs - 1, cfg.cs),
+      "a multiple of 32: every slice starts 16-byte aligned")
+    w:linec("const int kbeg = min(K, (int)blockIdx.y * kper), kend = min(K, kbeg + kper);",
+      "a slice past K is empty and still takes part")
+  else
+    w:line("const int kbeg = 0, kend = K;")
+  end
+end
+
+-- cs > 1, after the block's sums are parked in part[0 .. ms * bl): each
+-- block adds its share of them over the cluster's blocks, rank 0 first,
+-- and stores C; the second barrier keeps every block's shared memory alive
+-- until the others have read it.
+local function cluster_store(w, cfg, d)
+  local n = cfg.ms * d.bl
+  local share = (n + cfg.cs - 1) // cfg.cs
+  w:comment("The cluster's sums: each block adds its share over every block's part.")
+  w:linec("kgen_cluster_sync();", "every block's sums are parked (the barrier orders shared memory)")
+  w:line("const int rank = (int)kgen_cluster_rank();")
+  w:line("const int e_end = min(%d, (rank + 1) * %d);", n, share)
+  w:open("for (int e = rank * %d + threadIdx.x; e < e_end; e += %d)", share, THREADS)
+  if d.dots then
+    w:line("const int i = e %% %d, l = blockIdx.x * %d + e / %d;", cfg.ms, d.bl, cfg.ms)
+  else
+    w:line("const int i = e / %d, l = blockIdx.x * %d + e %% %d;", d.bl, d.bl, d.bl)
+  end
+  w:open("if (i < S && l < L)")
+  w:line("float s = kgen_dsmem_ld(part + e, 0);")
+  for q = 1, cfg.cs - 1 do w:line("s += kgen_dsmem_ld(part + e, %d);", q) end
+  w:line("float* c = &%s;", c_at(cfg, "i", "l"))
+  w:linec("*c = beta == 0.0f ? alpha * s : alpha * s + beta * *c;", "beta == 0: C is not read")
+  w:close()
+  w:close()
+  w:linec("kgen_cluster_sync();", "no block leaves while another still reads its part")
 end
 
 -- Stages X(i, kt + k) for k < KT, i < ms into xs (zero past the slice and
@@ -394,14 +469,11 @@ end
 local function rows_kernel(w, cfg, d)
   w:line("__shared__ __align__(16) float xs[%d];    // X chunk: xs[k][i]", d.xs_floats)
   w:line("__shared__ __align__(16) float red[%d];   // the warps' sums: red[warp][column]", d.red_floats)
+  if d.cl then w:line("__shared__ __align__(16) float part[%d];  // the block's sums for the cluster: part[i][column]", d.part_floats) end
   w:line("const int S = %s, L = %s;", d.S, d.L)
   w:line("const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;")
   w:line("const int l0 = blockIdx.x * %d + %s;", d.bl, emit.mul("lane", cfg.vec))
-  if d.atomic then
-    w:line("const int kbeg = blockIdx.y * %d, kend = min(K, kbeg + %d);", cfg.kc, cfg.kc)
-  else
-    w:line("const int kbeg = 0, kend = K;")
-  end
+  k_range(w, cfg, d)
   w:line("const size_t ldy = (size_t)%s;", d.Y.ld)
   w:line("float acc[%d][%d];", cfg.ms, cfg.vec)
   w:line("#pragma unroll")
@@ -440,16 +512,21 @@ local function rows_kernel(w, cfg, d)
     end
     w:line("__syncthreads();")
     w:open("if (threadIdx.x < %d)", d.bl)
-    w:line("const int l = blockIdx.x * %d + threadIdx.x;", d.bl)
+    if not d.cl then w:line("const int l = blockIdx.x * %d + threadIdx.x;", d.bl) end
     w:line("float s = red[threadIdx.x];")
     w:line("#pragma unroll")
     w:line("for (int q = 1; q < %d; ++q) s += red[q * %d + threadIdx.x];", WARPS, d.bl)
-    w:open("if (l < L)")
-    store_sum(w, cfg, d, i, "s")
-    w:close()
+    if d.cl then
+      store_sum(w, cfg, d, i, "s", string.format("%d + threadIdx.x", i * d.bl))
+    else
+      w:open("if (l < L)")
+      store_sum(w, cfg, d, i, "s")
+      w:close()
+    end
     w:close()
     w:close()
   end
+  if d.cl then cluster_store(w, cfg, d) end
 end
 
 -- dots form: the lane's loads of row r of its warp at chunk offset `k` text.
@@ -606,7 +683,7 @@ local function dots_reduce(w, cfg, d)
     w:open("")
     w:line("const int v = g * %d + %d, r = v / %d, i = v %% %d, l = lw + r;", R, t, cfg.ms, cfg.ms)
     w:open("if (i < S && l < L)")
-    store_sum(w, cfg, d, "i", vals[t + 1])
+    store_sum(w, cfg, d, "i", vals[t + 1], string.format("warp * %d + v", d.rw * cfg.ms))
     w:close()
     w:close()
   end
@@ -615,14 +692,11 @@ end
 
 local function dots_kernel(w, cfg, d)
   w:line("__shared__ __align__(16) float xs[%d];    // X chunk: xs[i][k], rows of %d floats", d.xs_floats, d.xstride)
+  if d.cl then w:line("__shared__ __align__(16) float part[%d];  // the block's sums for the cluster: part[l][i]", d.part_floats) end
   w:line("const int S = %s, L = %s;", d.S, d.L)
   w:line("const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;")
   w:linec(string.format("const int lw = blockIdx.x * %d + warp * %d;", d.bl, d.rw), "the warp's first value of l")
-  if d.atomic then
-    w:line("const int kbeg = blockIdx.y * %d, kend = min(K, kbeg + %d);", cfg.kc, cfg.kc)
-  else
-    w:line("const int kbeg = 0, kend = K;")
-  end
+  k_range(w, cfg, d)
   w:comment("Rows past L are clamped to the last: loaded, never stored.")
   for r = 0, d.rw - 1 do
     w:line("const float* __restrict__ y%d = %s + (size_t)min(lw + %d, L - 1) * %s;", r, d.Y.ptr, r, d.Y.ld)
@@ -640,6 +714,7 @@ local function dots_kernel(w, cfg, d)
   end
   if d.atomic then w:linec("kgen_dep_wait();", "the beta pass has set C = beta * C") end
   dots_reduce(w, cfg, d)
+  if d.cl then cluster_store(w, cfg, d) end
 end
 
 -- kc > 0: the first kernel, C = beta * C (zero when beta == 0, C unread).
@@ -666,7 +741,9 @@ function T.render(cfg, meta)
   header(w, cfg, d, meta)
   w:blank()
   if d.atomic then ptx.dep_launch(w) end
-  w:line("extern \"C\" __global__ void __launch_bounds__(%d)", THREADS)
+  if d.cl then ptx.cluster(w, "f32") end
+  w:line("extern \"C\" __global__ void %s__launch_bounds__(%d)",
+    d.cl and string.format("__cluster_dims__(1, %d, 1) ", cfg.cs) or "", THREADS)
   signature(w, d.entry)
   w:open("")
   if d.dots then dots_kernel(w, cfg, d) else rows_kernel(w, cfg, d) end
@@ -677,7 +754,7 @@ function T.render(cfg, meta)
     entry = d.entry,
     block = { THREADS, 1, 1 },
     grid = { { dim = d.Ldim, div = d.bl, mul = 1 },
-             d.atomic and { dim = "K", div = cfg.kc, mul = 1 } or { dim = "1", div = 1, mul = 1 },
+             d.atomic and { dim = "K", div = cfg.kc, mul = 1 } or { dim = "1", div = 1, mul = cfg.cs },
              { dim = "1", div = 1, mul = 1 } },
     smem_static = d.smem,
     smem_dynamic = 0,

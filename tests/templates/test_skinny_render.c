@@ -37,7 +37,7 @@ static int check_config(kg_context *ctx, const char *config)
     CHECK_MSG(strstr(src->text, params) != NULL, "%s: the header does not name every parameter", config);
     CHECK_MSG(strlen(src->entry) <= 40, "%s: entry %s is over 40 characters", config, src->entry);
 
-    int ms = 0, kc = 0, vec = 0;
+    int ms = 0, kc = 0, vec = 0, cs = 1;
     char small = 0;
     const char *p;
     if ((p = strstr(src->config, "small=")))
@@ -48,6 +48,8 @@ static int check_config(kg_context *ctx, const char *config)
         kc = atoi(p + 3);
     if ((p = strstr(src->config, "vec=")))
         vec = atoi(p + 4);
+    if ((p = strstr(src->config, "cs=")))
+        cs = atoi(p + 3);
     /* the small side is a precondition, the other side free */
     CHECK_MSG((small == 'm' ? src->geo.m_max : src->geo.n_max) == (unsigned)ms &&
                   (small == 'm' ? src->geo.n_max : src->geo.m_max) == 0,
@@ -57,7 +59,8 @@ static int check_config(kg_context *ctx, const char *config)
     CHECK(src->geo.m_multiple == 1 && src->geo.n_multiple == 1 && src->geo.k_multiple == 1);
     /* grid: the large side along x, slices of K along y */
     CHECK_MSG(src->geo.grid[0].dim == (small == 'm' ? 'N' : 'M') &&
-                  src->geo.grid[1].dim == (kc ? 'K' : '1') && (!kc || src->geo.grid[1].div == (unsigned)kc),
+                  src->geo.grid[1].dim == (kc ? 'K' : '1') && (!kc || src->geo.grid[1].div == (unsigned)kc) &&
+                  (kc || src->geo.grid[1].mul == (unsigned)cs),
               "%s: grid (%c, %c)", config, src->geo.grid[0].dim, src->geo.grid[1].dim);
     /* a beta pass exactly when K is sliced, and the wait before the first addition */
     int pre = src->pre_entry[0] != 0;
@@ -67,6 +70,14 @@ static int check_config(kg_context *ctx, const char *config)
               config);
     if (pre)
         CHECK(src->pre_geo.grid[0].dim == src->geo.grid[0].dim && src->pre_geo.block[0] == 256);
+    /* cs > 1: the K slices one cluster of cs blocks along y, two cluster barriers */
+    char dims[64];
+    snprintf(dims, sizeof dims, "__cluster_dims__(1, %d, 1)", cs);
+    const char *sync = strstr(src->text, "kgen_cluster_sync();");
+    CHECK_MSG(cs > 1 ? (strstr(src->text, dims) && sync && strstr(sync + 1, "kgen_cluster_sync();") &&
+                        strstr(src->text, "kgen_dsmem_ld(part + e, 0)"))
+                     : !strstr(src->text, "__cluster_dims__"),
+              "%s: a cluster of cs blocks exactly when cs > 1", config);
 
     kgi_nvrtc_result res;
     char *err = NULL;
@@ -126,13 +137,14 @@ int main(void)
             total++;
         }
     }
-    CHECK_MSG(nspace <= 48, "%d configurations in the space per layout (at most 48)", nspace);
+    CHECK_MSG(nspace <= 64, "%d configurations in the space per layout (at most 64)", nspace);
     /* outside the space: 4-byte loads (any leading dimension), other slices */
     static const char *const extra[] = {
         "small=m ms=1 vec=1 kc=0", "small=n ms=16 vec=1 kc=256", "small=m ms=16 vec=1 kc=128",
         "small=n ms=2 vec=1 kc=4096", "small=m ms=8 vec=4 kc=128", "small=n ms=4 vec=4 kc=2048",
         "small=m ms=16 vec=1 kc=256 pipe=1", "small=n ms=1 vec=1 kc=0 pipe=1",
         "small=m ms=2 vec=4 kc=1024 pipe=1", "small=n ms=16 vec=4 kc=0 pipe=1",
+        "small=m ms=16 vec=1 kc=0 cs=2", "small=n ms=2 vec=4 kc=0 cs=2 pipe=1",
     };
     for (size_t i = 0; i < sizeof extra / sizeof *extra; i++) {
         for (int l = 0; l < 4; l++) {
@@ -142,6 +154,14 @@ int main(void)
             total++;
         }
     }
+    /* a cluster takes all of K (kc=0), and needs sm_90 */
+    kg_source *bad = NULL;
+    CHECK(kg_render(ctx, "matmul_skinny", "small=m ms=4 cs=4 kc=256", &bad) == KG_ERR_CONFIG && !bad);
+    CHECK_MSG(strstr(kg_last_error(ctx), "cs=4") && strstr(kg_last_error(ctx), "kc=0"), "got '%s'",
+              kg_last_error(ctx));
+    CHECK(kg_set_arch(ctx, 80) == KG_OK);
+    CHECK(kg_render(ctx, "matmul_skinny", "small=n ms=4 cs=8 kc=0", &bad) == KG_ERR_CONFIG && !bad);
+    CHECK_MSG(strstr(kg_last_error(ctx), "sm_90"), "got '%s'", kg_last_error(ctx));
     printf("matmul_skinny: %d of %d configurations rendered and compiled\n", compiled, total);
     kg_context_close(ctx);
     TEST_DONE();

@@ -59,11 +59,14 @@ function M.dep_launch(w)
   w:blank()
 end
 
--- cl = 1: the block's rank in its cluster, the cluster barrier and a read
--- of another block's shared memory.
-function M.cluster(w)
+-- Thread-block clusters: the block's rank in its cluster, the cluster
+-- barrier and a read of another block's shared memory, 16 bytes
+-- (kgen_dsmem_ld4) or with `width` "f32" one float (kgen_dsmem_ld).
+function M.cluster(w, width)
+  local one = width == "f32"
   w:comment("Thread-block clusters (sm_90): this block's rank, a cluster-wide barrier, and a")
-  w:comment("16-byte read of another block's shared memory at the address p has in ours.")
+  w:comment(string.format("%s read of another block's shared memory at the address p has in ours.",
+    one and "4-byte" or "16-byte"))
   w:open("__device__ __forceinline__ unsigned kgen_cluster_rank()")
   w:line("unsigned r;")
   w:line("asm volatile(\"mov.u32 %0, %%cluster_ctarank;\\n\" : \"=r\"(r));")
@@ -72,6 +75,17 @@ function M.cluster(w)
   w:open("__device__ __forceinline__ void kgen_cluster_sync()")
   w:line("asm volatile(\"barrier.cluster.arrive.release.aligned;\\nbarrier.cluster.wait.acquire.aligned;\\n\" ::: \"memory\");")
   w:close()
+  if one then
+    w:open("__device__ __forceinline__ float kgen_dsmem_ld(const float* p, int rank)")
+    w:line("unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p)), r;")
+    w:line("asm volatile(\"mapa.shared::cluster.u32 %0, %1, %2;\\n\" : \"=r\"(r) : \"r\"(a), \"r\"(rank));")
+    w:line("float v;")
+    w:line("asm volatile(\"ld.shared::cluster.f32 %0, [%1];\\n\" : \"=f\"(v) : \"r\"(r) : \"memory\");")
+    w:line("return v;")
+    w:close()
+    w:blank()
+    return
+  end
   w:open("__device__ __forceinline__ float4 kgen_dsmem_ld4(const float* p, int rank)")
   w:line("unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p)), r;")
   w:line("asm volatile(\"mapa.shared::cluster.u32 %0, %1, %2;\\n\" : \"=r\"(r) : \"r\"(a), \"r\"(rank));")
