@@ -380,11 +380,7 @@ void kgi_measure_final(kg_context *ctx, kgi_bufs **bufs, const kgi_wreq *req, kg
         return;
     }
     double want = req->sample_ms > 0 ? req->sample_ms : 2.0, per = req->expect_ms > 0 ? req->expect_ms : one;
-    int count = per > 0 ? (int)ceil(want / per) : 1000;
-    if (count < 1)
-        count = 1;
-    if (count > 1000)
-        count = 1000;
+    int count = kgi_loop_count(want, per);
     double ms;
     if ((st = kgi_time_back_to_back(ctx, kern, &g, count, &ms)) != KG_OK) {
         failed(ctx, msg, st, "final stage: timing");

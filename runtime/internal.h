@@ -150,6 +150,9 @@ kg_status kgi_time_back_to_back(kg_context *ctx, const kg_kernel *kern, const kg
  * and spread per launch in *out (reps: the samples). */
 kg_status kgi_time_loop(kg_context *ctx, const kg_kernel *kern, const kg_gemm *g, double sample_ms, int min_samples,
                         int max_samples, double max_seconds, kgi_timing *out);
+/* The launches one sample of `sample_ms` holds at `per_launch_ms` each:
+ * ceil(sample / per launch), from 1 to 1000 (1000 when per_launch_ms <= 0). */
+int kgi_loop_count(double sample_ms, double per_launch_ms);
 
 /* ------------------------------------------------------------ caches */
 

@@ -26,7 +26,7 @@
 #include "kernel.h"
 
 #define WARMUP 3
-/* kgi_time_loop: the most launches in one sample */
+/* the most launches in one sample (kgi_loop_count) */
 #define LOOP_MAX_COUNT 1000
 
 static double wall(void)
@@ -187,6 +187,12 @@ done:
     return st;
 }
 
+int kgi_loop_count(double sample_ms, double per_launch_ms)
+{
+    double c = per_launch_ms > 0 ? ceil(sample_ms / per_launch_ms) : LOOP_MAX_COUNT;
+    return c < 1 ? 1 : c > LOOP_MAX_COUNT ? LOOP_MAX_COUNT : (int)c;
+}
+
 kg_status kgi_time_loop(kg_context *ctx, const kg_kernel *kern, const kg_gemm *g, double sample_ms, int min_samples,
                         int max_samples, double max_seconds, kgi_timing *out)
 {
@@ -207,8 +213,7 @@ kg_status kgi_time_loop(kg_context *ctx, const kg_kernel *kern, const kg_gemm *g
     for (int pass = 0; pass < 2; pass++) {
         if ((st = kgi_time_back_to_back(ctx, kern, g, count, &per)) != KG_OK)
             goto done;
-        double c = per > 0 ? ceil(sample_ms / per) : LOOP_MAX_COUNT;
-        count = c < 1 ? 1 : c > LOOP_MAX_COUNT ? LOOP_MAX_COUNT : (int)c;
+        count = kgi_loop_count(sample_ms, per);
     }
     double t0 = wall();
     for (int n = 1; n <= max_samples; n++) {

@@ -6,7 +6,8 @@
  * transposed operands in every layout (small shapes, and one large enough
  * to take the multi-threaded path); the error measure must accept rounding,
  * reject a wrong element, an unwritten (poisoned) element, a lost product
- * at K = 4096, a NaN that vanished or one that appeared.
+ * at K = 4096, a NaN that vanished or one that appeared. And how many
+ * launches one timing sample holds (kgi_loop_count, runtime/timing.c).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -161,8 +162,21 @@ static void test_error_measure(void)
     free(mag);
 }
 
+/* ceil(sample / per launch), 1 to 1000; no time per launch: the most */
+static void test_loop_count(void)
+{
+    CHECK(kgi_loop_count(1.0, 0.003) == 334);
+    CHECK(kgi_loop_count(2.0, 0.5) == 4);
+    CHECK(kgi_loop_count(2.0, 0.3) == 7);
+    CHECK(kgi_loop_count(1.0, 5.0) == 1);
+    CHECK(kgi_loop_count(1.0, 1e-9) == 1000);
+    CHECK(kgi_loop_count(1.0, 0.0) == 1000);
+    CHECK(kgi_loop_count(1.0, -1.0) == 1000);
+}
+
 int main(void)
 {
+    test_loop_count();
     test_random();
     test_reference(1, 1, 1, 0);
     test_reference(7, 5, 3, 2);
