@@ -42,11 +42,12 @@
 -- each block parks its partial sums in its shared memory, and after a
 -- cluster barrier each block adds a share of them over the cluster's
 -- blocks (distributed shared memory) and stores C itself; one kernel, no
--- beta pass, no atomics, the sum's order fixed. Rows of Y past L are clamped (loaded, never
--- stored); vectors that straddle the end of a row read only the floats
--- inside. The precondition S <= ms is declared as render().requires'
--- m_max or n_max, and the launcher refuses a larger S; vec = 4's alignment
--- rules bind the large operand alone (requires.vector_operand).
+-- beta pass, no atomics, the sum's order fixed. Rows of Y past L are
+-- clamped (loaded, never stored); vectors that straddle the end of a row
+-- read only the floats inside. The precondition S <= ms is declared as
+-- render().requires' m_max or n_max, and the launcher refuses a larger S;
+-- vec = 4's alignment rules bind the large operand alone
+-- (requires.vector_operand).
 
 local params = require "lib.params"
 local emit = require "lib.emit"
