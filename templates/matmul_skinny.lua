@@ -207,17 +207,21 @@ local function c_at(cfg, i, l)
   return string.format("C[(size_t)(%s) * ldc + (%s)]", l, i)
 end
 
--- The store of sum `s` (an expression) into C(i, l): parked at part[slot]
--- for the cluster (cs > 1), added atomically after the beta pass (kc > 0),
--- else C = alpha * s + beta * C.
+-- C(i, l) = alpha * s + beta * C(i, l) for sum `s` (an expression).
+local function store_c(w, cfg, i, s)
+  w:line("float* c = &%s;", c_at(cfg, i, "l"))
+  w:linec(string.format("*c = beta == 0.0f ? alpha * %s : alpha * %s + beta * *c;", s, s), "beta == 0: C is not read")
+end
+
+-- The store of sum `s` into C(i, l): parked at part[slot] for the cluster
+-- (cs > 1), added atomically after the beta pass (kc > 0), else store_c.
 local function store_sum(w, cfg, d, i, s, slot)
   if d.cl then
     w:line("part[%s] = %s;", slot, s)
   elseif d.atomic then
     w:line("atomicAdd(&%s, alpha * %s);", c_at(cfg, i, "l"), s)
   else
-    w:line("float* c = &%s;", c_at(cfg, i, "l"))
-    w:linec(string.format("*c = beta == 0.0f ? alpha * %s : alpha * %s + beta * *c;", s, s), "beta == 0: C is not read")
+    store_c(w, cfg, i, s)
   end
 end
 
@@ -317,8 +321,7 @@ local function cluster_store(w, cfg, d)
   w:open("if (i < S && l < L)")
   w:line("float s = kgen_dsmem_ld(part + e, 0);")
   for q = 1, cfg.cs - 1 do w:line("s += kgen_dsmem_ld(part + e, %d);", q) end
-  w:line("float* c = &%s;", c_at(cfg, "i", "l"))
-  w:linec("*c = beta == 0.0f ? alpha * s : alpha * s + beta * *c;", "beta == 0: C is not read")
+  store_c(w, cfg, "i", "s")
   w:close()
   w:close()
   w:linec("kgen_cluster_sync();", "no block leaves while another still reads its part")

@@ -1,8 +1,8 @@
 /*
- * skinny_space.h -- the configurations of matmul_skinny's tuning space, as
- * the template declares it (every parameter its `space` lists, the cross
- * product of their values, then each of its `space_groups`; the layout left
- * out), for test_skinny_render.c and test_skinny_gpu.c.
+ * skinny_space.h -- the configurations of matmul_skinny's tuning space as
+ * the tuner walks it for sm_90 (its `space`, then its `space_groups`;
+ * autotune/space.c), without the layout, for test_skinny_render.c and
+ * test_skinny_gpu.c.
  */
 #ifndef KGEN_TESTS_SKINNY_SPACE_H
 #define KGEN_TESTS_SKINNY_SPACE_H
@@ -10,81 +10,34 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "autotune/space.h"
 #include "runtime/internal.h"
 
 #define SKINNY_MAX_CONFIGS 512
 
-/* The cross product of the value lists vals[0..np) into out[count..max);
- * returns the new count. */
-static int skinny_product(char (*out)[256], int count, int max, int np, const char **names,
-                          char (*vals)[16][32], const int *nv)
-{
-    int idx[KGI_MAX_PARAMS] = {0};
-    for (;;) {
-        if (count == max)
-            return count;
-        size_t len = 0;
-        out[count][0] = 0;
-        for (int p = 0; p < np; p++)
-            len += (size_t)snprintf(out[count] + len, 256 - len, "%s%s=%.31s", p ? " " : "", names[p], vals[p][idx[p]]);
-        count++;
-        int p = np - 1;
-        while (p >= 0 && ++idx[p] == nv[p])
-            idx[p--] = 0;
-        if (p < 0)
-            return count;
-    }
-}
-
-/* Fills out[0..n) with "name=value ..." texts, the space's cross product
- * and then each of its space_groups' (the group's lists replacing the
- * space's for the parameters it names); returns n (0: no space). */
+/* Fills out[0..n) with the walk's canonical "name=value ..." texts, the
+ * layout (the last parameter, fixed to nn for the walk) cut off; returns
+ * n (0: the walk failed). */
 static int skinny_space(char (*out)[256], int max)
 {
     kgi_host *h = kgi_host_new();
-    static kgi_template_info info;
-    char err[256];
-    if (!h || kgi_host_template_info(h, "matmul_skinny", &info, err, sizeof err) != KG_OK) {
-        kgi_host_free(h);
-        return 0;
-    }
-    static char vals[KGI_MAX_PARAMS][16][32], base[KGI_MAX_PARAMS][16][32];
-    int nv[KGI_MAX_PARAMS], nbase[KGI_MAX_PARAMS], np = 0;
-    const char *names[KGI_MAX_PARAMS];
-    for (int p = 0; p < info.nparams; p++) {
-        int n = kgi_host_space_values(h, "matmul_skinny", info.param[p].name, base[np], 16);
-        if (n > 0)
-            names[np] = info.param[p].name, nbase[np] = n, np++;
-    }
-    memcpy(vals, base, sizeof vals);
-    memcpy(nv, nbase, sizeof nv);
-    int count = skinny_product(out, 0, max, np, names, vals, nv);
-    char group[1024];
-    for (int g = 0; kgi_host_space_group(h, "matmul_skinny", g, group, sizeof group) == 1; g++) {
-        memcpy(vals, base, sizeof vals);
-        memcpy(nv, nbase, sizeof nv);
-        /* "name=v1,v2 name=v ...": a parameter the space does not list is added */
-        int ng = np;
-        char *save = NULL;
-        for (char *tok = strtok_r(group, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-            char *eq = strchr(tok, '='), *vsave = NULL;
-            if (!eq)
-                continue;
-            *eq = 0;
-            int p = 0;
-            while (p < ng && strcmp(names[p], tok) != 0)
-                p++;
-            if (p == ng) {
-                if (ng == KGI_MAX_PARAMS)
-                    continue;
-                names[ng++] = tok;
-            }
-            nv[p] = 0;
-            for (char *v = strtok_r(eq + 1, ",", &vsave); v && nv[p] < 16; v = strtok_r(NULL, ",", &vsave))
-                snprintf(vals[p][nv[p]++], 32, "%s", v);
+    kgi_space sp;
+    char err[1024];
+    memset(&sp, 0, sizeof sp);
+    int count = 0;
+    if (h && kgi_space_add_template(&sp, h, "matmul_skinny", "layout=nn", NULL, kgi_arch_limits(90), err,
+                                    sizeof err) == KG_OK) {
+        for (int i = 0; i < sp.n && count < max; i++) {
+            snprintf(out[count], 256, "%s", sp.cand[i].config);
+            char *layout = strstr(out[count], " layout=");
+            if (layout)
+                *layout = 0;
+            count++;
         }
-        count = skinny_product(out, count, max, ng, names, vals, nv);
+    } else {
+        fprintf(stderr, "matmul_skinny's space: %s\n", h ? err : "out of memory");
     }
+    kgi_space_free(&sp);
     kgi_host_free(h);
     return count;
 }
