@@ -25,8 +25,9 @@
 #      driver and date in its header.
 # The training shapes are not the benchmark shapes (bench/shapes.txt,
 # bench/grid.txt), which judge the catalogue on shapes it was not built from.
-# KGEN_CATALOGUE_CANDIDATES (32) and KGEN_CATALOGUE_KERNELS (24) set the
-# counts of steps 1 and 4; KGEN_CATALOGUE_SHAPES another training file;
+# KGEN_CATALOGUE_CANDIDATES (32) and KGEN_CATALOGUE_KERNELS (default: that
+# of kgen catalogue make, 28) set the counts of steps 1 and 4;
+# KGEN_CATALOGUE_SHAPES another training file;
 # KGEN_CATALOGUE_LAYOUTS (default "nn nt tn tt") the layouts step 2 times.
 # A WORK_DIR given again resumes (its candidates, and what its database
 # holds is not timed again): a run may be split over several sessions.
@@ -46,7 +47,9 @@ function halton(i, b,   f, r) { f = 1; r = 0; while (i > 0) { f /= b; r += f * (
 # the parity of the index would follow the base-2 coordinate (odd i: halton(i, 2) >= 1/2), so
 # that every large M was odd, every small M aligned, and the small side of a matrix-vector
 # shape M only when it was 4..16
-function size(l, i,   v) { v = int(2 ^ l + 0.5); if (halton(i, 7) < 0.5 && v >= 48) v = int(v / 16 + 0.5) * 16; return v }
+function size(l, i) { return sizep(l, i, 0.5) }
+# the same, rounded where the base-7 point is below p
+function sizep(l, i, p,   v) { v = int(2 ^ l + 0.5); if (halton(i, 7) < p && v >= 48) v = int(v / 16 + 0.5) * 16; return v }
 # at most 2^35 multiply-adds (about 3300^3): all three shrunk alike in log space
 function cap(   s) { s = lm + ln + lk; if (s > 35) { lm -= (s - 35) * lm / s; ln -= (s - 35) * ln / s; lk -= (s - 35) * lk / s } }
 BEGIN {
@@ -56,12 +59,23 @@ BEGIN {
     lm = 4 + 10 * halton(i, 2); ln = 4 + 10 * halton(i, 3); lk = 3 + 12 * halton(i, 5); cap()
     printf "g%02d %d %d %d\n", i, size(lm, i), size(ln, i), size(lk, i)
   }
-  # the sets below come in pairs: the same small size (from base 2), once as M and once as N
-  for (i = 1; i <= 24; i++) {      # one of M, N 1..16 (matrix-vector and near it)
-    ls = 4 * halton(int((i + 1) / 2), 2); lb = 8 + 6 * halton(i, 3); lk = 8 + 7 * halton(i, 5)
-    lm = i % 2 ? ls : lb; ln = i % 2 ? lb : ls; cap()
-    printf "v%02d %d %d %d\n", i, size(lm, i), size(ln, i), size(lk, i)
-  }
+  # the sets below come in pairs: the same small size, once as M and once as N.
+  # One of M, N 1..16 (matrix-vector and near it), in strata of the small size S, so that a kernel
+  # made for S <= 1, 2, 4, 8 or 16 (matmul_skinny ms) has a dozen measured shapes or more per side
+  # and layout, enough to fit its time model (runtime/pick.c): S = 1 in 16 pairs (per side, about
+  # 12 with 16-byte rows), then 2, 3..4, 5..8 and 9..16 in 8 pairs each (S from base 2 within its stratum). Three
+  # in four large sizes are rounded to 16 (only those admit the 16-byte loads of those kernels)
+  split("1 2 3 5 9", slo, " "); split("1 2 4 8 16", shi, " "); split("16 8 8 8 8", snp, " ")
+  i = 0
+  for (st = 1; st <= 5; st++)
+    for (q = 1; q <= snp[st]; q++) {
+      s = slo[st] + int((shi[st] - slo[st] + 1) * halton(q, 2))
+      for (side = 0; side < 2; side++) {
+        i++; lb = 8 + 6 * halton(i, 3); lk = 8 + 7 * halton(i, 5)
+        l = sizep(lb, i, 0.75); k = sizep(lk, i, 0.75)
+        printf "v%02d %d %d %d\n", i, side ? l : s, side ? s : l, k
+      }
+    }
   for (i = 1; i <= 24; i++) {      # one of M, N 16..128 (batches of a few rows), the other and K large
     ls = 4 + 3 * halton(int((i + 1) / 2), 2); lb = 10 + 4 * halton(i, 3); lk = 9 + 5 * halton(i, 5)
     lm = i % 2 ? ls : lb; ln = i % 2 ? lb : ls; cap()
@@ -96,7 +110,7 @@ fi
 case $KGEN in /*) ;; *) KGEN=$PWD/$KGEN ;; esac
 SHAPES=${KGEN_CATALOGUE_SHAPES:-$SHAPES_FILE}
 NCAND=${KGEN_CATALOGUE_CANDIDATES:-32}
-NKERN=${KGEN_CATALOGUE_KERNELS:-24}
+NKERN=${KGEN_CATALOGUE_KERNELS:-}
 if [ ! -r "$SHAPES" ]; then
     echo "build-catalogue.sh: no training shapes '$SHAPES'" >&2
     exit 2
@@ -162,7 +176,7 @@ for l in $LAYOUTS; do
     [ $rc = 0 ] || { echo "build-catalogue.sh: kgen tune failed in layout $l (see $WORK/tune-$l.err)" >&2; exit 1; }
 done
 "$KGEN" db export --db "$WORK/build.db" --format csv -o "$WORK/measured.csv" || exit 1
-"$KGEN" catalogue make "$WORK/measured.csv" --max-kernels "$NKERN" --date "$DATE" --driver "$DRIVER" \
-    --command "scripts/build-catalogue.sh (training shapes $SHAPES, candidates: $FROM, at most $NKERN kernels)" \
+"$KGEN" catalogue make "$WORK/measured.csv" ${NKERN:+--max-kernels} ${NKERN:+"$NKERN"} --date "$DATE" \
+    --driver "$DRIVER" --command "scripts/build-catalogue.sh (training shapes $SHAPES, candidates: $FROM${NKERN:+, at most $NKERN kernels})" \
     -o "$OUT" || exit 1
 echo "build-catalogue.sh: wrote $OUT in $(($(date +%s) - t0)) s; rebuild kgen to embed it"
