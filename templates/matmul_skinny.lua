@@ -72,12 +72,12 @@ T.params = {
     doc = "op(A), op(B): n as stored, t transposed (A stored K x M, B stored N x K)" },
 }
 
--- The values the tuner explores: 40 configurations per layout. Left out
--- (--space puts them back): vec = 1, for a large operand whose rows are
--- not 16-byte granular; pipe = 1, slower than pipe = 0 on 22 of the 24
--- measured products (H200, bench/skinny.txt in 4 layouts: by 4-26 %), 1 %
--- faster on one, even on the other; kc = 128 and 1024, which the kept
--- slices come within 5 % of on every measured product.
+-- The values the tuner explores: 40 configurations per layout here, 90
+-- with the groups below. Left out (--space puts them back): pipe = 1,
+-- slower than pipe = 0 on 22 of the 24 measured products (H200,
+-- bench/skinny.txt in 4 layouts: by 4-26 %), 1 % faster on one, even on
+-- the other; kc = 128 and 1024, which the kept slices come within 5 % of
+-- on every measured product.
 T.space = {
   small = { "m", "n" },
   ms = { 1, 2, 4, 8, 16 },
@@ -87,9 +87,14 @@ T.space = {
   pipe = { 0 },
 }
 
--- More of the space, walked after it: the clusters (cs > 1 takes kc = 0).
+-- More of the space, walked after it: the clusters (cs > 1 takes kc = 0),
+-- and 4-byte loads (vec = 1), the only kind that takes a large operand
+-- whose rows are not 16-byte granular (an odd leading dimension), with
+-- one block per column group, K sliced, or a cluster of 8.
 T.space_groups = {
   { kc = { 0 }, cs = { 4, 8 } },
+  { vec = { 1 }, kc = { 0, 512 } },
+  { vec = { 1 }, kc = { 0 }, cs = { 8 } },
 }
 
 local THREADS = 256

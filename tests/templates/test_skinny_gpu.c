@@ -173,9 +173,9 @@ int main(void)
     int nspace = skinny_space(space, SKINNY_MAX_CONFIGS);
     CHECK_MSG(nspace > 0, "matmul_skinny declares no space");
     static const char *const extra[] = {
-        "small=m ms=1 vec=1 kc=0",  "small=n ms=16 vec=1 kc=256", "small=m ms=16 vec=1 kc=128",
+        "small=m ms=1 vec=1 kc=2048", "small=n ms=16 vec=1 kc=256", "small=m ms=16 vec=1 kc=128",
         "small=n ms=2 vec=1 kc=4096", "small=m ms=8 vec=4 kc=128", "small=n ms=4 vec=4 kc=2048",
-        "small=m ms=2 vec=1 kc=1024", "small=n ms=8 vec=1 kc=0",
+        "small=m ms=2 vec=1 kc=1024", "small=n ms=8 vec=1 kc=0 cs=4",
         "small=m ms=16 vec=1 kc=256 pipe=1", "small=n ms=1 vec=1 kc=0 pipe=1",
         "small=m ms=4 vec=1 kc=128 pipe=1", "small=n ms=16 vec=1 kc=2048 pipe=1",
         "small=m ms=8 vec=4 kc=1024", "small=n ms=2 vec=4 kc=1024 pipe=1", "small=m ms=16 vec=4 kc=256 pipe=1",

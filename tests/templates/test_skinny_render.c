@@ -137,10 +137,10 @@ int main(void)
             total++;
         }
     }
-    CHECK_MSG(nspace <= 64, "%d configurations in the space per layout (at most 64)", nspace);
+    CHECK_MSG(nspace <= 96, "%d configurations in the space per layout (at most 96)", nspace);
     /* outside the space: 4-byte loads (any leading dimension), other slices */
     static const char *const extra[] = {
-        "small=m ms=1 vec=1 kc=0", "small=n ms=16 vec=1 kc=256", "small=m ms=16 vec=1 kc=128",
+        "small=m ms=1 vec=1 kc=2048", "small=n ms=16 vec=1 kc=256", "small=m ms=16 vec=1 kc=128",
         "small=n ms=2 vec=1 kc=4096", "small=m ms=8 vec=4 kc=128", "small=n ms=4 vec=4 kc=2048",
         "small=m ms=16 vec=1 kc=256 pipe=1", "small=n ms=1 vec=1 kc=0 pipe=1",
         "small=m ms=2 vec=4 kc=1024 pipe=1", "small=n ms=16 vec=4 kc=0 pipe=1",
