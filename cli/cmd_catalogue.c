@@ -132,7 +132,7 @@ static int make(int argc, char **argv)
         fprintf(stderr, "kgen: catalogue make takes one EXPORT file (kgen db export) and no template parameters\n");
         goto done;
     }
-    kgi_cat_make_opts o = {.max_kernels = 36, .tolerance = 0.02, .max_regret = 2.0, .device = device, .driver = driver,
+    kgi_cat_make_opts o = {.max_kernels = 40, .tolerance = 0.02, .max_regret = 2.0, .device = device, .driver = driver,
                            .date = date, .command = command ? command : "scripts/build-catalogue.sh"};
     long v;
     if (maxk && kgc_int("--max-kernels", maxk, 1, 1000, &v))

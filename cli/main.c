@@ -119,7 +119,7 @@ static const command commands[] = {
      "  make EXPORT --date YYYY-MM-DD [--driver TEXT] [--device NAME] [--max-kernels N]\n"
      "       [--tolerance F] [--max-regret R] [--command TEXT] [-o FILE]\n"
      "      from a `kgen db export` of `kgen tune --configs` runs over training shapes: the\n"
-     "      kernels (at most N, 36) whose choice by kg_matmul's model, each (layout, shape)\n"
+     "      kernels (at most N, 40) whose choice by kg_matmul's model, each (layout, shape)\n"
      "      left out of its own prediction, comes closest to the best measured time there,\n"
      "      stopping once all are within F (0.02) of it; no kernel is added that would make\n"
      "      a choice more than R (2.0) times slower than the best. Writes the catalogue file\n"

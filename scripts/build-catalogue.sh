@@ -26,7 +26,7 @@
 # The training shapes are not the benchmark shapes (bench/shapes.txt,
 # bench/grid.txt), which judge the catalogue on shapes it was not built from.
 # KGEN_CATALOGUE_CANDIDATES (32) and KGEN_CATALOGUE_KERNELS (default: that
-# of kgen catalogue make, 36) set the counts of steps 1 and 4;
+# of kgen catalogue make, 40) set the counts of steps 1 and 4;
 # KGEN_CATALOGUE_SHAPES another training file;
 # KGEN_CATALOGUE_LAYOUTS (default "nn nt tn tt") the layouts step 2 times.
 # A WORK_DIR given again resumes (its candidates, and what its database
