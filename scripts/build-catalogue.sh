@@ -63,8 +63,8 @@ BEGIN {
   # One of M, N 1..16 (matrix-vector and near it), in strata of the small size S, so that a kernel
   # made for S <= 1, 2, 4, 8 or 16 (matmul_skinny ms) has a dozen measured shapes or more per side
   # and layout, enough to fit its time model (runtime/pick.c): S = 1 in 16 pairs (per side, about
-  # 12 with 16-byte rows), then 2, 3..4, 5..8 and 9..16 in 8 pairs each (S from base 2 within its stratum). Three
-  # in four large sizes are rounded to 16 (only those admit the 16-byte loads of those kernels)
+  # 12 with 16-byte rows), then 2, 3..4, 5..8 and 9..16 in 8 pairs each (S from base 2 within its
+  # stratum). Three in four large sizes are rounded to 16 (only those admit 16-byte loads)
   split("1 2 3 5 9", slo, " "); split("1 2 4 8 16", shi, " "); split("16 8 8 8 8", snp, " ")
   i = 0
   for (st = 1; st <= 5; st++)

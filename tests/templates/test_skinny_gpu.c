@@ -3,7 +3,7 @@
  * reference (label gpu; exits 77, shown as skipped, without a GPU).
  *
  * Every configuration of the template's tuning space, in every layout, and
- * a few outside it (4-byte loads, other slices of K, pipe=1), runs on every small
+ * a few outside it (other slices of K, cs=4, pipe=1), runs on every small
  * extent S in {1, 2, 3, 7, 8, 15, 16} up to its ms, times K in {1, 2, 7, 33,
  * 1000, 4097} (one value of k, a partial vector, a tail past the unrolled
  * loads, several slices of K with a ragged last one), with a large side

@@ -138,7 +138,7 @@ int main(void)
         }
     }
     CHECK_MSG(nspace <= 96, "%d configurations in the space per layout (at most 96)", nspace);
-    /* outside the space: 4-byte loads (any leading dimension), other slices */
+    /* outside the space: other slices of K (4-byte loads among them), cs = 2, pipe = 1 */
     static const char *const extra[] = {
         "small=m ms=1 vec=1 kc=2048", "small=n ms=16 vec=1 kc=256", "small=m ms=16 vec=1 kc=128",
         "small=n ms=2 vec=1 kc=4096", "small=m ms=8 vec=4 kc=128", "small=n ms=4 vec=4 kc=2048",
