@@ -163,18 +163,92 @@ else
     fi
     mv "$WORK/candidates.new" "$WORK/candidates.txt" || exit 1
     FROM="$NCAND model candidates and the seeds"
+    NTUNE=${KGEN_CATALOGUE_TUNE:-12}
 fi
-for l in $LAYOUTS; do
-    echo "build-catalogue.sh: timing the candidates in layout $l"
-    # every candidate timed alike, as a GEMM called in a loop runs and as kgen-bench compares with cuBLAS:
-    # launches queued back to back, L2 warm (one launch at a time would add its launch latency, more for
-    # kernels of two launches); no final stage
-    "$KGEN" tune --configs "$WORK/candidates.txt" --shapes "$SHAPES" --layout "$l" --db "$WORK/build.db" \
-        --back-to-back --final 0 --max-seconds 0.1 --top 0 > "$WORK/tune-$l.txt" 2> "$WORK/tune-$l.err"
-    rc=$?
-    tail -n 3 "$WORK/tune-$l.err"
-    [ $rc = 0 ] || { echo "build-catalogue.sh: kgen tune failed in layout $l (see $WORK/tune-$l.err)" >&2; exit 1; }
-done
+NTUNE=${NTUNE:-${KGEN_CATALOGUE_TUNE:-0}}
+case $NTUNE in '' | *[!0-9]*) echo "build-catalogue.sh: KGEN_CATALOGUE_TUNE: not a count '$NTUNE'" >&2; exit 2 ;; esac
+
+time_candidates() {
+    for l in $LAYOUTS; do
+        echo "build-catalogue.sh: timing the candidates in layout $l"
+        # every candidate timed alike, as a GEMM called in a loop runs and as kgen-bench compares with
+        # cuBLAS: launches queued back to back, L2 warm (one launch at a time would add its launch
+        # latency, more for kernels of two launches); no final stage
+        "$KGEN" tune --configs "$WORK/candidates.txt" --shapes "$SHAPES" --layout "$l" --db "$WORK/build.db" \
+            --back-to-back --final 0 --max-seconds 0.1 --top 0 > "$WORK/tune-$l.txt" 2> "$WORK/tune-$l.err"
+        rc=$?
+        tail -n 3 "$WORK/tune-$l.err"
+        [ $rc = 0 ] || { echo "build-catalogue.sh: kgen tune failed in layout $l (see $WORK/tune-$l.err)" >&2; exit 1; }
+    done
+}
+
+# step 2b's shapes: for each training shape with M, N > 16 (below that matmul_skinny's whole space
+# is among the candidates) and an ideal time of 10 us or more (below it launch latency rules, not
+# the roofline), the lowest ratio of ideal to best measured time over the layouts; the N lowest
+roofline_shapes() {
+    PEAK=$(sed -n 's/^ *Peak FP32 *\([0-9.]*\) TFLOP.*/\1/p' "$WORK/device.txt" | head -n 1)
+    BW=$(sed -n 's/^ *Peak memory bandwidth *\([0-9.]*\) GB.*/\1/p' "$WORK/device.txt" | head -n 1)
+    if [ -z "$PEAK" ] || [ -z "$BW" ]; then
+        echo "build-catalogue.sh: could not read the peak FP32 rate and bandwidth from 'kgen device'" >&2
+        return 1
+    fi
+    awk -F, -v peak="$PEAK" -v bw="$BW" '
+NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+{
+  m = $c["m"] + 0; n = $c["n"] + 0; k = $c["k"] + 0; t = $c["time_ms"] / 1000
+  if (m <= 16 || n <= 16 || t <= 0) next
+  ideal = 2 * m * n * k / (peak * 1e12); mem = 4 * (m * k + k * n + m * n) / (bw * 1e9)
+  if (mem > ideal) ideal = mem
+  if (ideal < 10e-6) next
+  s = m " " n " " k; kl = s " " $c["layout"]
+  if (!(kl in best) || t < best[kl]) { best[kl] = t; id[kl] = ideal; sh[kl] = s }
+}
+END {
+  for (kl in best) { e = id[kl] / best[kl]; if (!(sh[kl] in eff) || e < eff[sh[kl]]) eff[sh[kl]] = e }
+  for (s in eff) printf "%.6f %s\n", eff[s], s
+}' "$WORK/ok.csv" | sort -g -k1,1 -k2,2n -k3,3n -k4,4n | head -n "$1" | awk '{ printf "tune%02d %s %s %s\n", NR, $2, $3, $4 }'
+}
+
+time_candidates
+if [ "$NTUNE" -gt 0 ]; then
+    if [ ! -s "$WORK/tune-shapes.txt" ]; then
+        "$KGEN" db export --db "$WORK/build.db" --outcome ok --format csv -o "$WORK/ok.csv" || exit 1
+        roofline_shapes "$NTUNE" > "$WORK/tune-shapes.new" && [ -s "$WORK/tune-shapes.new" ] || exit 1
+        mv "$WORK/tune-shapes.new" "$WORK/tune-shapes.txt" || exit 1
+    fi
+    for l in $LAYOUTS; do
+        echo "build-catalogue.sh: kgen tune, its defaults, at $WORK/tune-shapes.txt in layout $l"
+        "$KGEN" tune --shapes "$WORK/tune-shapes.txt" --layout "$l" --db "$WORK/tune.db" \
+            > "$WORK/tuned-$l.txt" 2> "$WORK/tuned-$l.err" ||
+            { echo "build-catalogue.sh: kgen tune failed in layout $l (see $WORK/tuned-$l.err)" >&2; exit 1; }
+    done
+    "$KGEN" db export --db "$WORK/tune.db" --outcome ok --format csv -o "$WORK/tuned.csv" || exit 1
+    "$KGEN" db export --db "$WORK/build.db" --outcome ok --format csv -o "$WORK/ok.csv" || exit 1
+    # each tuned (layout, shape)'s winner: the fastest final-stage time, else the fastest search
+    # time; those not measured as candidates already, once each, without their layout
+    awk -F, '
+FNR == 1 { delete c; for (i = 1; i <= NF; i++) c[$i] = i; next }
+FILENAME == ARGV[1] { seen[$c["template"] " " $c["config"]] = 1; next }
+{
+  kl = $c["layout"] " " $c["m"] " " $c["n"] " " $c["k"]
+  f = $c["final_ms"] + 0; t = f > 0 ? f : 1e30 + $c["time_ms"]
+  if (!(kl in best) || t < best[kl]) { best[kl] = t; win[kl] = $c["template"] " " $c["config"] }
+}
+END {
+  for (kl in win) {
+    w = win[kl]; if (w in seen) continue
+    seen[w] = 1; sub(/ layout=[a-z]*$/, "", w); print w
+  }
+}' "$WORK/ok.csv" "$WORK/tuned.csv" | sort | { grep -vxF -f "$WORK/candidates.txt" || true; } > "$WORK/winners.txt" ||
+        exit 1
+    if [ -s "$WORK/winners.txt" ]; then
+        { echo "# kgen tune's winners (its defaults) at the $NTUNE training shapes furthest below the" \
+            "roofline, $(sed -n 's/^Device 0: "\(.*\)"/\1/p' "$WORK/device.txt" | head -n 1), $(date -u +%Y-%m-%d)"
+          cat "$WORK/winners.txt"; } >> "$WORK/candidates.txt" || exit 1
+        echo "build-catalogue.sh: $(wc -l < "$WORK/winners.txt") tuned winners join the candidates"
+        time_candidates
+    fi
+fi
 "$KGEN" db export --db "$WORK/build.db" --format csv -o "$WORK/measured.csv" || exit 1
 "$KGEN" catalogue make "$WORK/measured.csv" ${NKERN:+--max-kernels} ${NKERN:+"$NKERN"} --date "$DATE" \
     --driver "$DRIVER" --command "scripts/build-catalogue.sh (training shapes $SHAPES, candidates: $FROM${NKERN:+, at most $NKERN kernels})" \
