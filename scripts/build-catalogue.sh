@@ -95,7 +95,7 @@ if [ $# -eq 1 ] && [ "$1" = --make-shapes ]; then
     exit 0
 fi
 if [ $# -ge 1 ] && [ "$1" = --help ]; then
-    sed -n '2,35s/^# \{0,1\}//p' "$0"
+    sed -n '2,/^set -u/s/^# \{0,1\}//p' "$0"
     exit 0
 fi
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
