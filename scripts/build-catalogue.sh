@@ -3,6 +3,7 @@
 #
 #   scripts/build-catalogue.sh BUILD_DIR [WORK_DIR]
 #   scripts/build-catalogue.sh --make-shapes    (rewrites catalogue/train-shapes.txt)
+#   scripts/build-catalogue.sh --roofline-shapes N EXPORT DEVICE_TXT   (step 2b's shapes, below)
 #
 # On a GPU machine, with kgen built in BUILD_DIR (this script builds
 # nothing), using only kgen's own commands:
@@ -89,6 +90,52 @@ BEGIN {
 }'
 }
 
+# step 2b's shapes, roofline_shapes N EXPORT DEVICE_TXT (a `kgen db export` in CSV, `kgen device`'s
+# output): for each training shape with M, N > 16 (below that matmul_skinny's whole space
+# is among the candidates) and an ideal time of 10 us or more (below it launch latency rules, not
+# the roofline), the lowest ratio of ideal to best measured time over the layouts; the N lowest
+roofline_shapes() {
+    PEAK=$(sed -n 's/^ *Peak FP32 *\([0-9.]*\) TFLOP.*/\1/p' "$3" | head -n 1)
+    BW=$(sed -n 's/^ *Peak memory bandwidth *\([0-9.]*\) GB.*/\1/p' "$3" | head -n 1)
+    if [ -z "$PEAK" ] || [ -z "$BW" ]; then
+        echo "build-catalogue.sh: could not read the peak FP32 rate and bandwidth from 'kgen device'" >&2
+        return 1
+    fi
+    sel=$(awk -F, -v peak="$PEAK" -v bw="$BW" -v f="$2" '
+NR == 1 {
+  for (i = 1; i <= NF; i++) c[$i] = i
+  split("layout m n k outcome time_ms", need, " ")
+  for (i = 1; i <= 6; i++) if (!(need[i] in c)) { printf "build-catalogue.sh: %s: no column %s\n", f, need[i] > "/dev/stderr"; bad = 1; exit 1 }
+  next
+}
+$c["outcome"] == "ok" {
+  m = $c["m"] + 0; n = $c["n"] + 0; k = $c["k"] + 0; t = $c["time_ms"] / 1000
+  if (m <= 16 || n <= 16 || t <= 0) next
+  ideal = 2 * m * n * k / (peak * 1e12); mem = 4 * (m * k + k * n + m * n) / (bw * 1e9)
+  if (mem > ideal) ideal = mem
+  if (ideal < 10e-6) next
+  s = m " " n " " k; kl = s " " $c["layout"]
+  if (!(kl in best) || t < best[kl]) { best[kl] = t; id[kl] = ideal; sh[kl] = s }
+}
+END {
+  if (bad) exit 1
+  for (kl in best) { e = id[kl] / best[kl]; if (!(sh[kl] in eff) || e < eff[sh[kl]]) eff[sh[kl]] = e }
+  for (s in eff) printf "%.6f %s\n", eff[s], s
+}' "$2" | sort -g -k1,1 -k2,2n -k3,3n -k4,4n | head -n "$1" | awk '{ printf "tune%02d %s %s %s\n", NR, $2, $3, $4 }')
+    if [ -z "$sel" ]; then
+        echo "build-catalogue.sh: no shape of '$2' qualifies for step 2b (M and N above 16, 10 us or more" \
+            "at the roofline, a time measured ok)" >&2
+        return 1
+    fi
+    printf '%s\n' "$sel"
+}
+
+if [ $# -eq 4 ] && [ "$1" = --roofline-shapes ]; then
+    case $2 in '' | *[!0-9]* | 0) echo "build-catalogue.sh: --roofline-shapes: not a count '$2'" >&2; exit 2 ;; esac
+    for f in "$3" "$4"; do [ -r "$f" ] || { echo "build-catalogue.sh: cannot read '$f'" >&2; exit 2; }; done
+    roofline_shapes "$2" "$3" "$4" || exit 1
+    exit 0
+fi
 if [ $# -eq 1 ] && [ "$1" = --make-shapes ]; then
     make_shapes > "$SHAPES_FILE.tmp" && mv "$SHAPES_FILE.tmp" "$SHAPES_FILE" || exit 1
     echo "build-catalogue.sh: wrote $SHAPES_FILE"
@@ -122,6 +169,9 @@ else
     WORK=$(mktemp -d) || exit 1
     trap 'rm -rf "$WORK"' EXIT
 fi
+case ${KGEN_CATALOGUE_TUNE:-0} in
+    *[!0-9]*) echo "build-catalogue.sh: KGEN_CATALOGUE_TUNE: not a count '$KGEN_CATALOGUE_TUNE'" >&2; exit 2 ;;
+esac
 LAYOUTS=${KGEN_CATALOGUE_LAYOUTS:-nn nt tn tt}
 for l in $LAYOUTS; do
     case $l in nn|nt|tn|tt) ;; *) echo "build-catalogue.sh: KGEN_CATALOGUE_LAYOUTS: unknown layout '$l'" >&2; exit 2 ;; esac
@@ -166,7 +216,6 @@ else
     NTUNE=${KGEN_CATALOGUE_TUNE:-12}
 fi
 NTUNE=${NTUNE:-${KGEN_CATALOGUE_TUNE:-0}}
-case $NTUNE in '' | *[!0-9]*) echo "build-catalogue.sh: KGEN_CATALOGUE_TUNE: not a count '$NTUNE'" >&2; exit 2 ;; esac
 
 time_candidates() {
     for l in $LAYOUTS; do
@@ -182,38 +231,11 @@ time_candidates() {
     done
 }
 
-# step 2b's shapes: for each training shape with M, N > 16 (below that matmul_skinny's whole space
-# is among the candidates) and an ideal time of 10 us or more (below it launch latency rules, not
-# the roofline), the lowest ratio of ideal to best measured time over the layouts; the N lowest
-roofline_shapes() {
-    PEAK=$(sed -n 's/^ *Peak FP32 *\([0-9.]*\) TFLOP.*/\1/p' "$WORK/device.txt" | head -n 1)
-    BW=$(sed -n 's/^ *Peak memory bandwidth *\([0-9.]*\) GB.*/\1/p' "$WORK/device.txt" | head -n 1)
-    if [ -z "$PEAK" ] || [ -z "$BW" ]; then
-        echo "build-catalogue.sh: could not read the peak FP32 rate and bandwidth from 'kgen device'" >&2
-        return 1
-    fi
-    awk -F, -v peak="$PEAK" -v bw="$BW" '
-NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-{
-  m = $c["m"] + 0; n = $c["n"] + 0; k = $c["k"] + 0; t = $c["time_ms"] / 1000
-  if (m <= 16 || n <= 16 || t <= 0) next
-  ideal = 2 * m * n * k / (peak * 1e12); mem = 4 * (m * k + k * n + m * n) / (bw * 1e9)
-  if (mem > ideal) ideal = mem
-  if (ideal < 10e-6) next
-  s = m " " n " " k; kl = s " " $c["layout"]
-  if (!(kl in best) || t < best[kl]) { best[kl] = t; id[kl] = ideal; sh[kl] = s }
-}
-END {
-  for (kl in best) { e = id[kl] / best[kl]; if (!(sh[kl] in eff) || e < eff[sh[kl]]) eff[sh[kl]] = e }
-  for (s in eff) printf "%.6f %s\n", eff[s], s
-}' "$WORK/ok.csv" | sort -g -k1,1 -k2,2n -k3,3n -k4,4n | head -n "$1" | awk '{ printf "tune%02d %s %s %s\n", NR, $2, $3, $4 }'
-}
-
 time_candidates
 if [ "$NTUNE" -gt 0 ]; then
     if [ ! -s "$WORK/tune-shapes.txt" ]; then
         "$KGEN" db export --db "$WORK/build.db" --outcome ok --format csv -o "$WORK/ok.csv" || exit 1
-        roofline_shapes "$NTUNE" > "$WORK/tune-shapes.new" && [ -s "$WORK/tune-shapes.new" ] || exit 1
+        roofline_shapes "$NTUNE" "$WORK/ok.csv" "$WORK/device.txt" > "$WORK/tune-shapes.new" && [ -s "$WORK/tune-shapes.new" ] || exit 1
         mv "$WORK/tune-shapes.new" "$WORK/tune-shapes.txt" || exit 1
     fi
     for l in $LAYOUTS; do

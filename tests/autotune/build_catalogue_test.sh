@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# build_catalogue_test.sh -- scripts/build-catalogue.sh without a GPU: the
+# training shapes it writes are the committed ones, byte for byte; step 2b's
+# choice of shapes (--roofline-shapes) on a small export; bad input refused
+# before anything runs.
+#
+#   build_catalogue_test.sh SOURCE_ROOT
+set -u
+SRC=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=tests/kgen_checks.sh
+. "$(dirname "$0")/../kgen_checks.sh"
+SCRIPT=$SRC/scripts/build-catalogue.sh
+
+# --make-shapes writes catalogue/train-shapes.txt of the tree it lies in: a copy here
+mkdir -p "$tmp/repo/scripts" "$tmp/repo/catalogue"
+cp "$SCRIPT" "$tmp/repo/scripts/"
+sh "$tmp/repo/scripts/build-catalogue.sh" --make-shapes >/dev/null
+check "--make-shapes exits 0" test $? = 0
+check "--make-shapes writes the committed training shapes" cmp -s "$tmp/repo/catalogue/train-shapes.txt" \
+    "$SRC/catalogue/train-shapes.txt"
+
+# step 2b's shapes. An H100's peaks (66.9 TFLOP/s, 3352.3 GB/s): 4000x32x4000 (ideal 19.4 us, DRAM) at
+# 0.2 ms (its best row) is 0.097 of its roofline; 2000^3 (239 us) 0.239 in nn, its layout furthest
+# below (nt's 0.5 ms: 0.478); 3000^3 (807 us) 0.404, its refused row's 0.001 ms not counted; M = 8
+# (matmul_skinny's) and 100^3 (ideal under 10 us) are never chosen
+printf '  Peak memory bandwidth     3352.3 GB/s (2 x memory clock x bus width / 8)\n  Peak FP32    66.9 TFLOP/s (SMs x lanes x 2 x clock)\n' >"$tmp/device.txt"
+cat >"$tmp/export.csv" <<'CSV'
+device,layout,m,n,k,config,outcome,reason,time_ms,final_ms
+GPU,nn,2000,2000,2000,bm=64,ok,,1.0,0
+GPU,nt,2000,2000,2000,bm=64,ok,,0.5,0
+GPU,nn,4000,32,4000,bm=64,ok,,0.3,0
+GPU,tt,4000,32,4000,bm=32,ok,,0.2,0
+GPU,nn,8,4096,4096,bm=64,ok,,1.0,0
+GPU,nn,100,100,100,bm=64,ok,,1.0,0
+GPU,nn,3000,3000,3000,bm=64,pruned_shape,"3000x3000x3000: lda=3000, too odd",0.001,0
+GPU,nn,3000,3000,3000,bm=64,ok,,2.0,0
+CSV
+out=$(sh "$SCRIPT" --roofline-shapes 5 "$tmp/export.csv" "$tmp/device.txt")
+check "--roofline-shapes exits 0" test $? = 0
+check "the shapes furthest below the roofline first, M or N <= 16 and tiny ones left out ($out)" \
+    test "$out" = "$(printf 'tune01 4000 32 4000\ntune02 2000 2000 2000\ntune03 3000 3000 3000')"
+out=$(sh "$SCRIPT" --roofline-shapes 1 "$tmp/export.csv" "$tmp/device.txt")
+check "--roofline-shapes 1: one shape ($out)" test "$out" = "tune01 4000 32 4000"
+
+# bad input: exit 2 (usage) or 1, a message naming what was wrong, nothing written
+run() {
+    local code=$1 pattern=$2
+    shift 2
+    "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    if [ "$rc" = "$code" ] && grep -q -- "$pattern" "$tmp/err" && [ ! -s "$tmp/out" ]; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAIL: $* exited $rc (want $code), stdout: $(cat "$tmp/out") stderr: $(cat "$tmp/err")"
+    fi
+}
+run 2 "not a count '0'" sh "$SCRIPT" --roofline-shapes 0 "$tmp/export.csv" "$tmp/device.txt"
+run 2 "cannot read '$tmp/none.csv'" sh "$SCRIPT" --roofline-shapes 3 "$tmp/none.csv" "$tmp/device.txt"
+printf 'm,n,k,time_ms\n4000,32,4000,0.2\n' >"$tmp/cols.csv"
+run 1 "cols.csv: no column layout" sh "$SCRIPT" --roofline-shapes 3 "$tmp/cols.csv" "$tmp/device.txt"
+run 1 "could not read the peak FP32 rate" sh "$SCRIPT" --roofline-shapes 3 "$tmp/export.csv" "$tmp/export.csv"
+head -n 1 "$tmp/export.csv" >"$tmp/empty.csv"
+run 1 "no shape of '$tmp/empty.csv' qualifies" sh "$SCRIPT" --roofline-shapes 3 "$tmp/empty.csv" "$tmp/device.txt"
+run 2 "usage: scripts/build-catalogue.sh BUILD_DIR" sh "$SCRIPT"
+run 2 "$tmp/nobuild/cli/kgen not found" sh "$SCRIPT" "$tmp/nobuild"
+# a bad count is refused before kgen runs (a stand-in that records being run)
+mkdir -p "$tmp/b/cli"
+printf '#!/bin/sh\ntouch "%s/ran"\nexit 1\n' "$tmp" >"$tmp/b/cli/kgen"
+chmod +x "$tmp/b/cli/kgen"
+KGEN_CATALOGUE_TUNE=abc run 2 "KGEN_CATALOGUE_TUNE: not a count 'abc'" sh "$SCRIPT" "$tmp/b" "$tmp/work"
+check "kgen was not run for a bad KGEN_CATALOGUE_TUNE" test ! -e "$tmp/ran"
+KGEN_CATALOGUE_LAYOUTS="nn xx" run 2 "unknown layout 'xx'" sh "$SCRIPT" "$tmp/b" "$tmp/work"
+check "kgen was not run for a bad layout" test ! -e "$tmp/ran"
+finish
