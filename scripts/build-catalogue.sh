@@ -268,6 +268,7 @@ END {
             "roofline, $(sed -n 's/^Device 0: "\(.*\)"/\1/p' "$WORK/device.txt" | head -n 1), $(date -u +%Y-%m-%d)"
           cat "$WORK/winners.txt"; } >> "$WORK/candidates.txt" || exit 1
         echo "build-catalogue.sh: $(wc -l < "$WORK/winners.txt") tuned winners join the candidates"
+        FROM="$FROM, with kgen tune's winners at $NTUNE shapes"
         time_candidates
     fi
 fi
