@@ -197,6 +197,7 @@ t0=$(date +%s)
 # a WORK_DIR from an earlier, interrupted or partial run resumes: its candidates, and the tuner skips what
 # its database holds
 FROM="$WORK/candidates.txt"
+NTUNE=${KGEN_CATALOGUE_TUNE:-0}   # step 2b: none unless asked, or 12 with new candidates (below)
 if [ -s "$WORK/candidates.txt" ]; then
     echo "build-catalogue.sh: resuming with $WORK/candidates.txt and $WORK/build.db"
 elif [ -r "catalogue/candidates-sm_$ARCH.txt" ] && [ -z "${KGEN_CATALOGUE_NEW_CANDIDATES:-}" ]; then
@@ -215,7 +216,6 @@ else
     FROM="$NCAND model candidates and the seeds"
     NTUNE=${KGEN_CATALOGUE_TUNE:-12}
 fi
-NTUNE=${NTUNE:-${KGEN_CATALOGUE_TUNE:-0}}
 
 time_candidates() {
     for l in $LAYOUTS; do
@@ -235,7 +235,7 @@ time_candidates
 if [ "$NTUNE" -gt 0 ]; then
     if [ ! -s "$WORK/tune-shapes.txt" ]; then
         "$KGEN" db export --db "$WORK/build.db" --outcome ok --format csv -o "$WORK/ok.csv" || exit 1
-        roofline_shapes "$NTUNE" "$WORK/ok.csv" "$WORK/device.txt" > "$WORK/tune-shapes.new" && [ -s "$WORK/tune-shapes.new" ] || exit 1
+        roofline_shapes "$NTUNE" "$WORK/ok.csv" "$WORK/device.txt" > "$WORK/tune-shapes.new" || exit 1
         mv "$WORK/tune-shapes.new" "$WORK/tune-shapes.txt" || exit 1
     fi
     for l in $LAYOUTS; do
