@@ -3,7 +3,10 @@
  * this GPU's architecture (or --arch sm_XY), in every layout the catalogue
  * has times for, compiled into the disk cache, so that a deployment's
  * kg_matmul pays NVRTC once. Compiles run in threads, one context each
- * (NVRTC is thread-safe; a context is used by one thread at a time).
+ * (NVRTC is thread-safe; a context is used by one thread at a time),
+ * the largest tiles first: they unroll the most code and compile the
+ * slowest (2-3 s against 0.2-1 s for the rest, on an H100 machine's CPU), so
+ * that none of them starts last and keeps one thread busy alone at the end.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -17,6 +20,7 @@
 
 typedef struct job {
     int kernel, layout;
+    long tile;             /* TILE_M x TILE_N: the order in which the jobs start, largest first */
     int outcome;           /* 0 compiled, 1 already cached, 2 failed */
     double ms;
     char error[512];
@@ -30,6 +34,20 @@ typedef struct work {
     int njobs, next;
     pthread_mutex_t mu;
 } work;
+
+static int by_tile(const void *a, const void *b)
+{
+    const job *x = a, *y = b;
+    if (x->tile != y->tile)
+        return x->tile > y->tile ? -1 : 1;
+    return x->kernel != y->kernel ? x->kernel - y->kernel : x->layout - y->layout;
+}
+
+static int by_kernel(const void *a, const void *b)
+{
+    const job *x = a, *y = b;
+    return x->kernel != y->kernel ? x->kernel - y->kernel : x->layout - y->layout;
+}
 
 /* The first line of an error, so that a compile log does not flood the summary. */
 static void first_line(char *dst, size_t len, const char *src)
@@ -180,8 +198,10 @@ int kgc_cmd_precompile(int argc, char **argv)
             for (int r = 0; r < cat->nrows && !has; r++)
                 has = cat->rows[r].layout == l && kgi_catalogue_time(cat, r, k) > 0;
             if (has)
-                jobs[njobs++] = (job){.kernel = k, .layout = l};
+                jobs[njobs++] = (job){.kernel = k, .layout = l,
+                                      .tile = (long)cat->kernels[k].tile_m * cat->kernels[k].tile_n};
         }
+    qsort(jobs, (size_t)njobs, sizeof *jobs, by_tile);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int nthreads = njobs_opt ? (int)njobs_opt : cores > 0 ? (int)cores : 1;
     if (nthreads > njobs)
@@ -199,6 +219,7 @@ int kgc_cmd_precompile(int argc, char **argv)
             pthread_join(threads[i], NULL);
     free(threads);
     double wall = now_s() - t0;
+    qsort(jobs, (size_t)njobs, sizeof *jobs, by_kernel); /* failures reported in the catalogue's order */
     int count[3] = {0, 0, 0};
     for (int i = 0; i < njobs; i++) {
         count[jobs[i].outcome]++;
