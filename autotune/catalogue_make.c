@@ -130,8 +130,9 @@ static int cmp_pair(const void *a, const void *b)
 }
 
 /* What a catalogue line says of a kernel that the runtime's model needs:
- * the alignment class it needs, its tile, K slices, whether its grid is
- * persistent (from the rendered geometry and resources()). */
+ * the alignment class it needs, its tile, K slices, and for a persistent
+ * grid the depth of K its stream-K pieces are cut in, the tile's K (0: not
+ * persistent), from the rendered geometry and resources(). */
 static kg_status describe(kgi_host *h, const kgi_limits *lim, const kern *k, char *needs, int *tm, int *tn,
                           char *slices, int *persistent, char *err, size_t errlen)
 {
@@ -168,7 +169,7 @@ static kg_status describe(kgi_host *h, const kgi_limits *lim, const kern *k, cha
         snprintf(slices, 16, "K/%d", depth);
     else
         snprintf(slices, 16, "%d", res.kslices > 0 ? res.kslices : 1);
-    *persistent = res.persistent;
+    *persistent = res.persistent ? (res.tile_k > 1 ? res.tile_k : 1) : 0;
     if (*tm < 1 || *tn < 1) {
         snprintf(err, errlen, "%s %s: resources() gives no output tile", k->tmpl, k->config);
         return KG_ERR_TEMPLATE;

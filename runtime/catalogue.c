@@ -286,7 +286,7 @@ static int kernel_line(parser *p, char *rest)
         return fail(p, "kernel %d: NEEDS is 4, 2 or 1 (got 3)", k->id);
     if (int_field(p, "TILE_M", f[3], 1, 65536, &k->tile_m) || int_field(p, "TILE_N", f[4], 1, 65536, &k->tile_n) ||
         kslices_field(p, f[5], k) ||
-        int_field(p, "PERSISTENT", f[6], 0, 1, &k->persistent) || int_field(p, "BPS", f[7], 1, 1024, &k->bps))
+        int_field(p, "PERSISTENT", f[6], 0, 65536, &k->persistent) || int_field(p, "BPS", f[7], 1, 1024, &k->bps))
         return -1;
     /* CONFIG: strict configuration text, without layout (the call's is added) */
     char cerr[256];

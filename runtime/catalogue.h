@@ -24,7 +24,8 @@ typedef struct kgi_cat_kernel {
     int tile_m, tile_n;    /* the output tile of one block (or unit of a persistent grid) */
     int kslices;           /* slices of K per tile (1: no split-K) */
     int kslice_depth;      /* > 0: instead ceil(K / kslice_depth) slices (KSLICES written K/512) */
-    int persistent;        /* 1: a grid of SMs x BPS blocks looping over tiles */
+    int persistent;        /* > 0: a grid of SMs x BPS blocks looping over tiles, its stream-K pieces cut
+                              in steps of this much K (the tile's K; 1: no step known); 0: not persistent */
     int bps;               /* blocks resident per SM, measured */
     char config[512];      /* without layout */
     int line;

@@ -66,8 +66,9 @@ static double sq(double x) { return x * x; }
  *   L2 traffic        A read once per column of tiles, B once per row of tiles
  *   split-K partials  M x N x KSLICES additions into C (KSLICES > 1)
  *   stream-K pieces   a persistent grid whose last wave is partial cuts each
- *                     of its tiles into about slots / tiles pieces, summed
- *                     one after another
+ *                     of its tiles into about slots / tiles pieces, but no
+ *                     more than the tile has steps of K (PERSISTENT's depth),
+ *                     summed one after another
  * (millions of elements), coefficients >= 0, by least squares on the
  * relative error over the kernel's measured shapes in the layout.
  */
@@ -79,13 +80,13 @@ static void features(const kgi_cat_kernel *kk, int m, int n, int k, int sms, dou
     double slots = (double)(sms > 0 ? sms : 1) * (kk->bps > 0 ? kk->bps : 1);
     int slices = kgi_kernel_slices(kk, k);
     double work = kgi_wave_work(kk->tile_m, kk->tile_n, slices, kk->persistent, kk->bps, m, n, k, sms, waves);
-    double partial = fmod(tiles, slots);
+    double partial = fmod(tiles, slots), steps = ceil((double)k / (kk->persistent > 0 ? kk->persistent : 1));
     x[0] = 1;
     x[1] = *waves;
     x[2] = work * 1e-6;
     x[3] = ((double)m * k * ceil((double)n / kk->tile_n) + (double)k * n * ceil((double)m / kk->tile_m)) * 1e-6;
     x[4] = slices > 1 ? (double)m * n * slices * 1e-6 : 0;
-    x[5] = kk->persistent && partial > 0 ? ceil(slots / partial) * kk->tile_m * kk->tile_n * 1e-6 : 0;
+    x[5] = kk->persistent && partial > 0 ? fmin(ceil(slots / partial), steps) * kk->tile_m * kk->tile_n * 1e-6 : 0;
 }
 
 /* Least squares of sum((c.x_i - t_i) / t_i)^2 over n points with c >= 0,

@@ -87,7 +87,7 @@ static const bad bads[] = {
     {HEADER "kernel 1 lib.params 1 32 32 1 0 4 bm=32\n", "bad:9: kernel 1: 'lib.params' is not a template name"},
     {HEADER "kernel 1 matmul 1 32 32 1 0 4\n", "bad:9: kernel 1 has no configuration"},
     {HEADER "kernel 1 matmul 1 32\n", "bad:9: a kernel line needs ID TEMPLATE NEEDS"},
-    {HEADER "kernel 1 matmul 1 32 32 1 2 4 bm=32\n", "bad:9: PERSISTENT 2 is out of range"},
+    {HEADER "kernel 1 matmul 1 32 32 1 70000 4 bm=32\n", "bad:9: PERSISTENT 70000 is out of range"},
     {HEADER "kernel 1 matmul 1 32 0 1 0 4 bm=32\n", "bad:9: TILE_N 0 is out of range"},
     {HEADER "kernel 1 matmul 1 32 32 1 0 4 bm=32 layout=nn\n", "bad:9: kernel 1's configuration sets layout"},
     {HEADER "kernel 1 matmul 1 32 32 1 0 4 bm=32 bm=64\n", "bad:9: kernel 1's configuration: "},

@@ -97,6 +97,50 @@ static double predicted(const kgi_catalogue *c, int j, int m, int n, int k, int 
     return -1;
 }
 
+/* A stream-K kernel (PERSISTENT 16: its pieces are cut in steps of 16 of K)
+ * whose time is its work plus a fix-up per piece of each shared tile: a
+ * tile is cut into about slots / shared tiles pieces, but never into more
+ * than it has steps of K. Where K binds (few tiles, short K) the model must
+ * count the steps, not the slots. */
+static double sk_truth(int m, int n, int k, int sms)
+{
+    double tiles = ceil(m / 64.0) * ceil(n / 128.0), slots = 2.0 * sms, partial = fmod(tiles, slots);
+    double pieces = partial > 0 ? fmin(ceil(slots / partial), ceil(k / 16.0)) : 0;
+    return 2.5 * kgi_wave_work(64, 128, 1, 16, 2, m, n, k, sms, NULL) * 1e-6 + 40.0 * pieces * 64 * 128 * 1e-6;
+}
+
+static void check_stream_k_pieces(void)
+{
+    static char text[1 << 15];
+    int len = snprintf(text, sizeof text,
+                       "kgen-catalogue 1\narch 90\nsms 132\ndevice test\ndriver 1\ndate 2026-11-25\ncommand here\n"
+                       "kernel 1 matmul_warp 4 64 128 1 16 2 bm=64 bk=16 wn=32 stages=3 raster=8 sk=2 red=4\n");
+    static const int mn[] = {64, 200, 1000, 3000, 9000}, ks[] = {32, 96, 1024, 8192};
+    for (int a = 0; a < 5; a++)
+        for (int b = 0; b < 5; b++)
+            for (int c = 0; c < 4; c++)
+                len += snprintf(text + len, sizeof text - (size_t)len, "time nn %d %d %d %.9g\n", mn[a], mn[b], ks[c],
+                                sk_truth(mn[a], mn[b], ks[c], 132));
+    kgi_catalogue *c;
+    char err[512];
+    CHECK_MSG(kgi_catalogue_parse(text, (size_t)len, "stream-K", &c, err, sizeof err) == 0, "%s", err);
+    if (!c)
+        return;
+    CHECK(c->kernels[0].persistent == 16);
+    c->bytes_per_us = 0;
+    /* between the measured shapes, where the steps of K bind (one tile, K = 48: 3 pieces, not 264) and
+     * where the slots do */
+    static const int calls[][3] = {{100, 100, 48}, {128, 256, 64}, {700, 300, 40}, {2000, 5000, 4000}, {150, 90, 3000}};
+    for (int i = 0; i < 5; i++) {
+        kgi_pick p[1];
+        int np = kgi_catalogue_rank(c, 0, calls[i][0], calls[i][1], calls[i][2], 4, 132, -1, p, 1);
+        double t = sk_truth(calls[i][0], calls[i][1], calls[i][2], 132);
+        CHECK_MSG(np == 1 && fabs(p[0].predicted_us / t - 1) < 1e-6, "stream-K %dx%dx%d: predicted %g, truth %g",
+                  calls[i][0], calls[i][1], calls[i][2], np == 1 ? p[0].predicted_us : 0, t);
+    }
+    kgi_catalogue_free(c);
+}
+
 int main(void)
 {
     /* the wave model itself */
@@ -181,5 +225,7 @@ int main(void)
     }
     CHECK_MSG(floor_checked > 0, "no shape where the file's first kernel is not the fastest: the tie-break untested");
     kgi_catalogue_free(c);
+
+    check_stream_k_pieces();
     TEST_DONE();
 }
