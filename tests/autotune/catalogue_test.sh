@@ -75,6 +75,13 @@ check "all kernels: more than three chosen" test "$(grep -c '^kernel ' "$tmp/all
 check "all kernels: no higher leave-one-out regret than three" \
     awk -v a="$(loo "$tmp/a.err")" -v b="$(loo "$tmp/m.err")" 'BEGIN { exit !(a + 0 <= b + 0) }'
 check "the header states the leave-one-out regret" grep -q "^# .*leave-one-out regret $(loo "$tmp/m.err")" "$tmp/cat.txt"
+# PERSISTENT: a stream-K kernel's (sk=1, 2) depth of K per step, its bk; 0 for any other kernel
+# shellcheck disable=SC2016 # an awk program: its $i are awk's fields
+check "PERSISTENT is a stream-K kernel's bk, else 0 ($(grep -c ' sk=[12] ' "$tmp/all.txt") stream-K)" \
+    awk '/^kernel / { sk = 0; bk = -1
+            for (i = 10; i <= NF; i++) { if ($i ~ /^sk=[12]$/) sk = 1; if ($i ~ /^bk=/) bk = substr($i, 4) }
+            n++; if ($8 != (sk ? bk : 0)) bad++; if (sk) s++ }
+        END { exit !(n > 0 && s > 0 && bad == 0) }' "$tmp/all.txt"
 
 # the tuner's default strategy measures the catalogue's picks for the shape first (autotune/README.md):
 # with this three-kernel catalogue, its kernels that the default space holds are among the first 4 timed
