@@ -43,7 +43,7 @@ static int class_of(int ld)
 
 int kgi_natural_align(int layout, int m, int n, int k)
 {
-    return KGI_ALIGN(class_of(layout >= 2 ? m : k), class_of(layout % 2 ? k : n));
+    return KGI_ALIGN(class_of(layout >= 2 ? m : k), class_of(layout % 2 ? k : n), class_of(n));
 }
 
 int kgi_kernel_slices(const kgi_cat_kernel *k, int depth)

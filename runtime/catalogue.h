@@ -67,15 +67,19 @@ const char *kgi_layout_name(int layout);
 int kgi_layout_index(const char *name);
 
 /* A call's alignment: the class (4, 2 or 1: the widest vector, in floats,
- * its leading dimension and pointer allow) of each operand, packed as
- * KGI_ALIGN(a, b). A plain 4, 2 or 1 means both operands alike. */
-#define KGI_ALIGN(a, b) ((a) | ((b) << 8))
+ * its leading dimension and pointer allow) of each matrix, packed as
+ * KGI_ALIGN(a, b, c). A plain 4, 2 or 1 means all three alike. A and B's
+ * decide which kernels may run (kgi_catalogue_admits); all three which
+ * measured shapes a prediction leans on (pick.c). */
+#define KGI_ALIGN(a, b, c) ((a) | ((b) << 8) | ((c) << 16))
 #define KGI_ALIGN_A(x) ((x) & 0xff)
-#define KGI_ALIGN_B(x) ((x) >> 8 ? (x) >> 8 : (x) & 0xff)
+#define KGI_ALIGN_B(x) (((x) >> 8) & 0xff ? ((x) >> 8) & 0xff : (x) & 0xff)
+#define KGI_ALIGN_C(x) (((x) >> 16) & 0xff ? ((x) >> 16) & 0xff : (x) & 0xff)
 /* Whether kernel k's vector loads are allowed by a call's alignment. */
 int kgi_catalogue_admits(const kgi_cat_kernel *k, int align);
 /* The alignment (KGI_ALIGN) of a call in `layout` with minimal leading
- * dimensions and 16-byte aligned buffers, as a time row was measured. */
+ * dimensions (C's: N) and 16-byte aligned buffers, as a time row was
+ * measured. */
 int kgi_natural_align(int layout, int m, int n, int k);
 
 /* The catalogues embedded at build time (catalogue/sm_*.txt): module

@@ -60,10 +60,10 @@ static int operand_class(const float *p, int ld)
     return 1;
 }
 
-/* The call's alignment: each operand's class (catalogue.h's KGI_ALIGN). */
-static int align_class(const float *a, int lda, const float *b, int ldb)
+/* The call's alignment: each matrix's class (catalogue.h's KGI_ALIGN). */
+static int align_class(const kg_gemm *g)
 {
-    return KGI_ALIGN(operand_class(a, lda), operand_class(b, ldb));
+    return KGI_ALIGN(operand_class(g->a, g->lda), operand_class(g->b, g->ldb), operand_class(g->c, g->ldc));
 }
 
 static unsigned long long choice_key(int lay, int m, int n, int k, int align)
@@ -207,7 +207,7 @@ static kg_status from_catalogue(kg_context *ctx, const kgi_catalogue *c, int med
                                 const kg_gemm *g, char *tmpl, size_t tmpl_len, kg_source **src, char *why,
                                 size_t why_len)
 {
-    int lay = kgi_layout_index(layout), align = align_class(g->a, g->lda, g->b, g->ldb);
+    int lay = kgi_layout_index(layout), align = align_class(g);
     int sms = ctx->limits.ref_sm_count > 0 ? ctx->limits.ref_sm_count : 1;
     char cat[512], kd[128], skipped[768] = "";
     describe_catalogue(c, cat, sizeof cat);
@@ -388,7 +388,7 @@ kg_status kg_matmul(kg_context *ctx, const char *layout, int m, int n, int k, fl
         return kgi_fail(ctx, KG_ERR_INVALID_ARG, "kg_matmul: M, N and K must be at least 1 (got M=%d N=%d K=%d)", m,
                         n, k);
     const kg_gemm g = {m, n, k, alpha, beta, a, lda, b, ldb, c, ldc};
-    int align = align_class(a, lda, b, ldb);
+    int align = align_class(&g);
     unsigned long long key = choice_key(lay, m, n, k, align);
     struct kgi_kernels *ks = ctx->kernels;
     choice *ch = ks ? kgi_map_get(&ks->choices, key) : NULL;
@@ -446,8 +446,8 @@ kg_status kg_matmul_explain(kg_context *ctx, const char *layout, int m, int n, i
     /* a choice kg_matmul recorded (KGEN_VERBOSE=1), widest alignment first */
     struct kgi_kernels *ks = ctx->kernels;
     static const int classes[] = {4, 2, 1};
-    for (int i = 0; ks && i < 9; i++) {
-        int align = KGI_ALIGN(classes[i / 3], classes[i % 3]);
+    for (int i = 0; ks && i < 27; i++) {
+        int align = KGI_ALIGN(classes[i / 9], classes[i / 3 % 3], classes[i % 3]);
         choice *ch = kgi_map_get(&ks->choices, choice_key(lay, m, n, k, align));
         if (ch && ch->why && ch->lay == lay && ch->m == m && ch->n == n && ch->k == k && ch->align == align) {
             snprintf(config, config_len, "%s", ch->config);

@@ -181,6 +181,14 @@ static double dot(const double *co, const double *x)
  * fitted model's own prediction: their weights are 1/d^2 (d in log2 units),
  * the model's this much. */
 #define RESIDUAL_PRIOR 0.25
+/* A measured shape whose rows of A, B or C take other vectors than the
+ * call's (16-byte, 8-byte or single loads and stores, vector or single
+ * atomics) ran other code: each matrix whose alignment class differs adds
+ * this to its squared distance (log2 units: as far as a factor of 4 in
+ * one of M, N, K), so that a prediction leans on shapes aligned like the
+ * call. Chosen by the leave-one-out regret over the training shapes
+ * (catalogue/README.md). */
+#define ALIGN_DISTANCE 4.0
 /* Fewer measured shapes than this: no fit, the wave model's efficiency. */
 #define MIN_FIT_POINTS (2 * NF)
 
@@ -214,7 +222,10 @@ int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, 
             features(kk, row->m, row->n, row->k, c->sms, xs[npts], &w);
             ts[npts] = kgi_catalogue_time(c, r, j);
             rs[npts++] = r;
-            double d = sq(log2(row->m) - lm) + sq(log2(row->n) - ln) + sq(log2(row->k) - lk);
+            int ra = kgi_natural_align(row->layout, row->m, row->n, row->k);
+            double d = sq(log2(row->m) - lm) + sq(log2(row->n) - ln) + sq(log2(row->k) - lk) +
+                       ALIGN_DISTANCE * ((KGI_ALIGN_A(ra) != KGI_ALIGN_A(align)) + (KGI_ALIGN_B(ra) != KGI_ALIGN_B(align)) +
+                                         (KGI_ALIGN_C(ra) != KGI_ALIGN_C(align)));
             int at = nn < KGI_PICK_NEAR ? nn++ : KGI_PICK_NEAR;
             while (at > 0 && dist[at - 1] > d) {
                 if (at < KGI_PICK_NEAR) {

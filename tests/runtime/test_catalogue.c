@@ -195,13 +195,18 @@ static char *slurp(const char *path, size_t *len)
 static void operand_needs(void)
 {
     kgi_cat_kernel both = {.needs = 4}, a_only = {.needs = 4, .needs_operand = 1}, b_only = {.needs = 4, .needs_operand = 2};
-    CHECK(kgi_catalogue_admits(&both, 4) && kgi_catalogue_admits(&both, KGI_ALIGN(4, 4)));
-    CHECK(!kgi_catalogue_admits(&both, KGI_ALIGN(1, 4)) && !kgi_catalogue_admits(&both, KGI_ALIGN(4, 2)));
-    CHECK(kgi_catalogue_admits(&b_only, KGI_ALIGN(1, 4)) && !kgi_catalogue_admits(&b_only, KGI_ALIGN(4, 1)));
-    CHECK(kgi_catalogue_admits(&a_only, KGI_ALIGN(4, 1)) && !kgi_catalogue_admits(&a_only, KGI_ALIGN(2, 4)));
+    CHECK(kgi_catalogue_admits(&both, 4) && kgi_catalogue_admits(&both, KGI_ALIGN(4, 4, 4)));
+    CHECK(!kgi_catalogue_admits(&both, KGI_ALIGN(1, 4, 4)) && !kgi_catalogue_admits(&both, KGI_ALIGN(4, 2, 4)));
+    CHECK(kgi_catalogue_admits(&b_only, KGI_ALIGN(1, 4, 4)) && !kgi_catalogue_admits(&b_only, KGI_ALIGN(4, 1, 4)));
+    CHECK(kgi_catalogue_admits(&a_only, KGI_ALIGN(4, 1, 4)) && !kgi_catalogue_admits(&a_only, KGI_ALIGN(2, 4, 4)));
     /* M = 1 in tn: lda = 1 allows no vectors, ldb = N = 4096 does */
-    CHECK(kgi_natural_align(2, 1, 4096, 4096) == KGI_ALIGN(1, 4));
-    CHECK(kgi_natural_align(0, 64, 64, 64) == KGI_ALIGN(4, 4) && KGI_ALIGN_B(KGI_ALIGN(4, 4)) == 4);
+    CHECK(kgi_natural_align(2, 1, 4096, 4096) == KGI_ALIGN(1, 4, 4));
+    CHECK(kgi_natural_align(0, 64, 64, 64) == KGI_ALIGN(4, 4, 4) && KGI_ALIGN_B(KGI_ALIGN(4, 4, 4)) == 4);
+    /* C's rows are N long: N = 63 in nn leaves B and C without vectors, A (K = 64) with them */
+    CHECK(kgi_natural_align(0, 64, 63, 64) == KGI_ALIGN(4, 1, 1) && kgi_natural_align(1, 64, 62, 64) == KGI_ALIGN(4, 4, 2));
+    CHECK(KGI_ALIGN_C(KGI_ALIGN(4, 4, 2)) == 2 && KGI_ALIGN_C(2) == 2 && KGI_ALIGN_B(KGI_ALIGN(4, 1, 4)) == 1);
+    /* C's class does not decide what may run */
+    CHECK(kgi_catalogue_admits(&both, KGI_ALIGN(4, 4, 1)) && !kgi_catalogue_admits(&both, KGI_ALIGN(4, 1, 4)));
     kgi_catalogue *c;
     char err[512];
     const char *text = "kgen-catalogue 1\narch 90\nsms 132\ndevice X\ndriver 1\ndate 2026-11-23\ncommand c\n"

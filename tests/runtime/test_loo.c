@@ -20,10 +20,11 @@
 #include "testutil.h"
 
 /* The committed sm_90 catalogue (204 training shapes x 4 layouts, 96 of them thin, 40 of 210 kernels,
- * kgen tune's winners among them, chosen by this regret, measured 2026-11-24; the model's stream-K
- * pieces capped by the steps of K since 2026-11-25): geometric mean 1.024, worst 1.59 (nt 3x336x7504);
- * the same 40 by the uncapped model: 1.026, worst 1.98 (nt 22x63x4758); with 40 of 156 kernels:
- * 1.031, worst 1.59 (nt 3x336x7504); the one of 132 shapes and 24 of 126 kernels: 1.024, worst 1.41;
+ * kgen tune's winners among them, chosen by this regret, measured 2026-11-24): with the model's stream-K
+ * pieces capped by the steps of K and neighbours aligned like the call (2026-11-25) geometric mean 1.023,
+ * worst 1.75 (nt 352x1x8416); with the cap alone 1.024, worst 1.59 (nt 3x336x7504); by the model
+ * before both 1.026, worst 1.98 (nt 22x63x4758); with 40 of 156 kernels: 1.031, worst 1.59
+ * (nt 3x336x7504); the one of 132 shapes and 24 of 126 kernels: 1.024, worst 1.41;
  * the one of 114 shapes (24 of 100 kernels): 1.023, worst 1.70 (nn 63x1711x1783); the same 100
  * kernels chosen by the set's fastest time instead: 1.035, worst 2.25 (nn 709x634x25110, a packed
  * kernel predicted fast there). The 80-kernel catalogue before: 1.041, worst 1.72. The 78-shape
