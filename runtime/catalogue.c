@@ -36,14 +36,14 @@ int kgi_layout_index(const char *name)
     return -1;
 }
 
-static int class_of(int ld)
+int kgi_ld_class(int ld)
 {
     return ld % 4 == 0 ? 4 : ld % 2 == 0 ? 2 : 1;
 }
 
 int kgi_natural_align(int layout, int m, int n, int k)
 {
-    return KGI_ALIGN(class_of(layout >= 2 ? m : k), class_of(layout % 2 ? k : n), class_of(n));
+    return KGI_ALIGN(kgi_ld_class(layout >= 2 ? m : k), kgi_ld_class(layout % 2 ? k : n), kgi_ld_class(n));
 }
 
 int kgi_kernel_slices(const kgi_cat_kernel *k, int depth)

@@ -25,7 +25,8 @@ typedef struct kgi_cat_kernel {
     int kslices;           /* slices of K per tile (1: no split-K) */
     int kslice_depth;      /* > 0: instead ceil(K / kslice_depth) slices (KSLICES written K/512) */
     int persistent;        /* > 0: a grid of SMs x BPS blocks looping over tiles, its stream-K pieces cut
-                              in steps of this much K (the tile's K; 1: no step known); 0: not persistent */
+                              in steps of this much K (the tile's K; files before 2026-11-25 wrote 1: at
+                              most K pieces); 0: not persistent */
     int bps;               /* blocks resident per SM, measured */
     char config[512];      /* without layout */
     int line;
@@ -75,6 +76,9 @@ int kgi_layout_index(const char *name);
 #define KGI_ALIGN_A(x) ((x) & 0xff)
 #define KGI_ALIGN_B(x) (((x) >> 8) & 0xff ? ((x) >> 8) & 0xff : (x) & 0xff)
 #define KGI_ALIGN_C(x) (((x) >> 16) & 0xff ? ((x) >> 16) & 0xff : (x) & 0xff)
+/* The class a leading dimension allows on its own (4, 2 or 1 floats); a
+ * call's class is also bounded by its pointer's alignment. */
+int kgi_ld_class(int ld);
 /* Whether kernel k's vector loads are allowed by a call's alignment. */
 int kgi_catalogue_admits(const kgi_cat_kernel *k, int align);
 /* The alignment (KGI_ALIGN) of a call in `layout` with minimal leading

@@ -11,9 +11,11 @@
  * tile -- bounds=1 instead -- and a vector-load kernel (vec>1) falls back to
  * vec=1 where lda, ldb or the A/B pointers are not aligned for vectors
  * (a default for a large output may pack the operands instead).
- * The alignment class (4, 2 or 1: the widest vector lda, ldb and both
- * pointers allow) is part of the key, so one shape called with aligned and
- * unaligned buffers keeps two kernels.
+ * The alignment class of A, B and C (4, 2 or 1 each: the widest vector a
+ * leading dimension and pointer allow) is part of the key, so one shape
+ * called with aligned and unaligned buffers keeps two kernels (A's and B's
+ * decide which kernels may run; all three, which measurements the
+ * catalogue's model leans on).
  *
  * The chosen kernel is kept in a hash map: a repeated call costs a hash,
  * the launch's precondition check and cuLaunchKernel; no Lua, no strings.
@@ -54,10 +56,10 @@ void kgi_choices_free(kgi_map *choices)
 /* The widest vector (4, 2, 1 floats) that a leading dimension and pointer allow. */
 static int operand_class(const float *p, int ld)
 {
-    for (int v = 4; v > 1; v /= 2)
-        if (ld % v == 0 && (uintptr_t)p % (4u * v) == 0)
-            return v;
-    return 1;
+    int v = kgi_ld_class(ld);
+    while (v > 1 && (uintptr_t)p % (4u * (unsigned)v) != 0)
+        v /= 2;
+    return v;
 }
 
 /* The call's alignment: each matrix's class (catalogue.h's KGI_ALIGN). */
@@ -468,7 +470,7 @@ kg_status kg_matmul_explain(kg_context *ctx, const char *layout, int m, int n, i
     snprintf(config, config_len, "%s", src->config);
     if (strcmp(tmpl, "matmul") != 0)
         note(w, sizeof w, " [template %s]", tmpl);
-    snprintf(why, why_len, "%s (for minimal leading dimensions and 16-byte aligned A and B)", w);
+    snprintf(why, why_len, "%s (for minimal leading dimensions and 16-byte aligned A, B and C)", w);
     kg_source_free(src);
     return KG_OK;
 }

@@ -205,6 +205,7 @@ static void operand_needs(void)
     /* C's rows are N long: N = 63 in nn leaves B and C without vectors, A (K = 64) with them */
     CHECK(kgi_natural_align(0, 64, 63, 64) == KGI_ALIGN(4, 1, 1) && kgi_natural_align(1, 64, 62, 64) == KGI_ALIGN(4, 4, 2));
     CHECK(KGI_ALIGN_C(KGI_ALIGN(4, 4, 2)) == 2 && KGI_ALIGN_C(2) == 2 && KGI_ALIGN_B(KGI_ALIGN(4, 1, 4)) == 1);
+    CHECK(kgi_ld_class(8) == 4 && kgi_ld_class(6) == 2 && kgi_ld_class(7) == 1 && kgi_ld_class(1) == 1);
     /* C's class does not decide what may run */
     CHECK(kgi_catalogue_admits(&both, KGI_ALIGN(4, 4, 1)) && !kgi_catalogue_admits(&both, KGI_ALIGN(4, 1, 4)));
     kgi_catalogue *c;

@@ -121,8 +121,7 @@ int main(int argc, char **argv)
                                  7000 + 31 * s + 7 * l + odd);
                 CHECK_MSG(ok, "%s %dx%dx%d: setup failed: %s", kgi_layout_name(l), shapes[s].m, shapes[s].n,
                           shapes[s].k, kg_last_error(ctx));
-                int align = KGI_ALIGN(p.lda % 4 ? (p.lda % 2 ? 1 : 2) : 4, p.ldb % 4 ? (p.ldb % 2 ? 1 : 2) : 4,
-                                      p.ldc % 4 ? (p.ldc % 2 ? 1 : 2) : 4);
+                int align = KGI_ALIGN(kgi_ld_class(p.lda), kgi_ld_class(p.ldb), kgi_ld_class(p.ldc));
                 double tol = kgi_gemm_tolerance(shapes[s].k), worst = 0;
                 for (int j = 0; ok && j < nk; j++) {
                     const kg_kernel *k = kern[j * 4 + l];

@@ -141,49 +141,56 @@ static void check_stream_k_pieces(void)
     kgi_catalogue_free(c);
 }
 
-/* A kernel that runs twice as long where C's rows (N long) are not 16-byte
- * granular (say its stores or atomics go one float at a time there): the
- * model's features do not see it, so its prediction must come from the
- * measured shapes aligned like the call. */
-static double al_truth(int m, int n, int k)
+/* A kernel that runs twice as long where one matrix's rows are not 16-byte
+ * granular (say its loads, stores or atomics go one float at a time
+ * there): the model's features do not see it, so its prediction must come
+ * from the measured shapes aligned like the call. In layout tt each matrix's
+ * rows follow one size: A's M, B's K, C's N; `dim` (0 M, 1 N, 2 K) is the
+ * one that varies, so each check pins one matrix's term. */
+static double al_truth(int dim, const int s[3])
 {
-    return (n % 4 ? 2.0 : 1.0) * kgi_wave_work(64, 64, 1, 0, 4, m, n, k, 132, NULL) * 1e-6;
+    return (s[dim] % 4 ? 2.0 : 1.0) * kgi_wave_work(64, 64, 1, 0, 4, s[0], s[1], s[2], 132, NULL) * 1e-6;
 }
 
-static void check_alignment_neighbours(void)
+static void check_alignment_neighbours(int dim)
 {
+    static const char *matrix[] = {"A", "C", "B"};
     static char text[1 << 15];
     int len = snprintf(text, sizeof text,
                        "kgen-catalogue 1\narch 90\nsms 132\ndevice test\ndriver 1\ndate 2026-11-25\ncommand here\n"
                        "kernel 1 matmul_warp 1 64 64 1 0 4 bm=64 bn=64 vec=1\n");
-    static const int ms[] = {256, 2048, 16384}, ns[] = {256, 257, 1024, 1023, 4096, 4095, 16384, 16383},
-                     ks[] = {256, 4096};
-    for (int a = 0; a < 3; a++)
-        for (int b = 0; b < 8; b++)
-            for (int c = 0; c < 2; c++)
-                len += snprintf(text + len, sizeof text - (size_t)len, "time nn %d %d %d %.9g\n", ms[a], ns[b], ks[c],
-                                al_truth(ms[a], ns[b], ks[c]));
+    static const int varied[] = {256, 257, 1024, 1023, 4096, 4095, 16384, 16383}, fixed[] = {256, 2048, 16384};
+    for (int a = 0; a < 8; a++)
+        for (int b = 0; b < 3; b++)
+            for (int c = 0; c < 3; c++) {
+                int s[3];
+                s[dim] = varied[a], s[(dim + 1) % 3] = fixed[b], s[(dim + 2) % 3] = fixed[c];
+                len += snprintf(text + len, sizeof text - (size_t)len, "time tt %d %d %d %.9g\n", s[0], s[1], s[2],
+                                al_truth(dim, s));
+            }
     kgi_catalogue *c;
     char err[512];
     CHECK_MSG(kgi_catalogue_parse(text, (size_t)len, "alignment", &c, err, sizeof err) == 0, "%s", err);
     if (!c)
         return;
     c->bytes_per_us = 0;
-    /* pairs of calls, C's rows odd then 16-byte: each near its own truth, the odd one about twice the other
-     * (the fitted model in between is pulled toward each by its neighbours of the same class) */
-    static const int calls[][3] = {{1000, 2047, 1000}, {1000, 2048, 1000}, {6000, 8191, 700}, {6000, 8192, 700}};
+    /* pairs of calls, the varied size odd then 16-byte granular: each near its own truth, the odd one about
+     * twice the other (the fitted model in between is pulled toward each by its neighbours of the same
+     * class) */
+    static const int calls[][3] = {{2047, 1000, 1000}, {2048, 1000, 1000}, {8191, 6000, 700}, {8192, 6000, 700}};
     double pred[4] = {0};
     for (int i = 0; i < 4; i++) {
         kgi_pick p[1];
-        int m = calls[i][0], n = calls[i][1], k = calls[i][2];
-        int np = kgi_catalogue_rank(c, 0, m, n, k, kgi_natural_align(0, m, n, k), 132, -1, p, 1);
-        double t = al_truth(m, n, k);
+        int s[3];
+        s[dim] = calls[i][0], s[(dim + 1) % 3] = calls[i][1], s[(dim + 2) % 3] = calls[i][2];
+        int np = kgi_catalogue_rank(c, 3, s[0], s[1], s[2], kgi_natural_align(3, s[0], s[1], s[2]), 132, -1, p, 1);
+        double t = al_truth(dim, s);
         pred[i] = np == 1 ? p[0].predicted_us : 0;
-        CHECK_MSG(fabs(pred[i] / t - 1) < 0.2, "%dx%dx%d (C's rows %s): predicted %g, truth %g", m, n, k,
-                  n % 4 ? "odd" : "16-byte", pred[i], t);
+        CHECK_MSG(fabs(pred[i] / t - 1) < 0.2, "tt %dx%dx%d (%s's rows %s): predicted %g, truth %g", s[0], s[1], s[2],
+                  matrix[dim], calls[i][0] % 4 ? "odd" : "16-byte", pred[i], t);
     }
-    CHECK_MSG(pred[0] > 1.5 * pred[1] && pred[2] > 1.5 * pred[3], "odd C against 16-byte C: %g / %g, %g / %g", pred[0],
-              pred[1], pred[2], pred[3]);
+    CHECK_MSG(pred[0] > 1.5 * pred[1] && pred[2] > 1.5 * pred[3], "%s's rows odd against 16-byte: %g / %g, %g / %g",
+              matrix[dim], pred[0], pred[1], pred[2], pred[3]);
     kgi_catalogue_free(c);
 }
 
@@ -273,6 +280,7 @@ int main(void)
     kgi_catalogue_free(c);
 
     check_stream_k_pieces();
-    check_alignment_neighbours();
+    for (int dim = 0; dim < 3; dim++)
+        check_alignment_neighbours(dim);
     TEST_DONE();
 }
