@@ -4,6 +4,7 @@
 #   scripts/build-catalogue.sh BUILD_DIR [WORK_DIR]
 #   scripts/build-catalogue.sh --make-shapes    (rewrites catalogue/train-shapes.txt)
 #   scripts/build-catalogue.sh --roofline-shapes N EXPORT DEVICE_TXT   (step 2b's shapes, below)
+#   scripts/build-catalogue.sh --tuned-winners CANDIDATES EXPORT TUNED  (step 2b's new candidates)
 #
 # On a GPU machine, with kgen built in BUILD_DIR (this script builds
 # nothing), using only kgen's own commands:
@@ -130,6 +131,42 @@ END {
     printf '%s\n' "$sel"
 }
 
+# step 2b's new candidates, tuned_winners CANDIDATES EXPORT TUNED (the candidates list, `kgen db export`s
+# of the candidates' times and of the tunes): each tuned (layout, shape)'s winner (the fastest final-stage
+# time, else, where none has one, the fastest search time), without its layout, once however many
+# layouts it won, unless measured or listed as a candidate already
+tuned_winners() {
+    w=$(awk -F, '
+FNR == 1 {
+  delete c; for (i = 1; i <= NF; i++) c[$i] = i
+  split("template config layout m n k time_ms final_ms", need, " ")
+  for (i = 1; i <= 8; i++) if (!(need[i] in c) && (FILENAME == ARGV[2] || i <= 2)) {
+    printf "build-catalogue.sh: %s: no column %s\n", FILENAME, need[i] > "/dev/stderr"; bad = 1; exit 1 }
+  next
+}
+function kernel(cf) { sub(/ layout=[a-z]*$/, "", cf); return $c["template"] " " cf }
+FILENAME == ARGV[1] { seen[kernel($c["config"])] = 1; next }
+{
+  kl = $c["layout"] " " $c["m"] " " $c["n"] " " $c["k"]
+  f = $c["final_ms"] + 0; fin = f > 0; t = fin ? f : $c["time_ms"] + 0
+  if (!(kl in best) || fin > hasf[kl] || (fin == hasf[kl] && t < best[kl])) {
+    best[kl] = t; hasf[kl] = fin; win[kl] = kernel($c["config"]) }
+}
+END {
+  if (bad) exit 1
+  for (kl in win) {
+    w = win[kl]; if (w in seen) continue
+    seen[w] = 1; print w
+  }
+}' "$2" "$3") || return 1
+    [ -z "$w" ] || printf '%s\n' "$w" | sort | { grep -vxF -f "$1" || true; }
+}
+
+if [ $# -eq 4 ] && [ "$1" = --tuned-winners ]; then
+    for f in "$2" "$3" "$4"; do [ -r "$f" ] || { echo "build-catalogue.sh: cannot read '$f'" >&2; exit 2; }; done
+    tuned_winners "$2" "$3" "$4" || exit 1
+    exit 0
+fi
 if [ $# -eq 4 ] && [ "$1" = --roofline-shapes ]; then
     case $2 in '' | *[!0-9]* | 0) echo "build-catalogue.sh: --roofline-shapes: not a count '$2'" >&2; exit 2 ;; esac
     for f in "$3" "$4"; do [ -r "$f" ] || { echo "build-catalogue.sh: cannot read '$f'" >&2; exit 2; }; done
@@ -233,8 +270,8 @@ time_candidates() {
 
 time_candidates
 if [ "$NTUNE" -gt 0 ]; then
+    "$KGEN" db export --db "$WORK/build.db" --outcome ok --format csv -o "$WORK/ok.csv" || exit 1
     if [ ! -s "$WORK/tune-shapes.txt" ]; then
-        "$KGEN" db export --db "$WORK/build.db" --outcome ok --format csv -o "$WORK/ok.csv" || exit 1
         roofline_shapes "$NTUNE" "$WORK/ok.csv" "$WORK/device.txt" > "$WORK/tune-shapes.new" || exit 1
         mv "$WORK/tune-shapes.new" "$WORK/tune-shapes.txt" || exit 1
     fi
@@ -245,24 +282,7 @@ if [ "$NTUNE" -gt 0 ]; then
             { echo "build-catalogue.sh: kgen tune failed in layout $l (see $WORK/tuned-$l.err)" >&2; exit 1; }
     done
     "$KGEN" db export --db "$WORK/tune.db" --outcome ok --format csv -o "$WORK/tuned.csv" || exit 1
-    "$KGEN" db export --db "$WORK/build.db" --outcome ok --format csv -o "$WORK/ok.csv" || exit 1
-    # each tuned (layout, shape)'s winner: the fastest final-stage time, else the fastest search
-    # time; those not measured as candidates already, once each, without their layout
-    awk -F, '
-FNR == 1 { delete c; for (i = 1; i <= NF; i++) c[$i] = i; next }
-FILENAME == ARGV[1] { seen[$c["template"] " " $c["config"]] = 1; next }
-{
-  kl = $c["layout"] " " $c["m"] " " $c["n"] " " $c["k"]
-  f = $c["final_ms"] + 0; t = f > 0 ? f : 1e30 + $c["time_ms"]
-  if (!(kl in best) || t < best[kl]) { best[kl] = t; win[kl] = $c["template"] " " $c["config"] }
-}
-END {
-  for (kl in win) {
-    w = win[kl]; if (w in seen) continue
-    seen[w] = 1; sub(/ layout=[a-z]*$/, "", w); print w
-  }
-}' "$WORK/ok.csv" "$WORK/tuned.csv" | sort | { grep -vxF -f "$WORK/candidates.txt" || true; } > "$WORK/winners.txt" ||
-        exit 1
+    tuned_winners "$WORK/candidates.txt" "$WORK/ok.csv" "$WORK/tuned.csv" > "$WORK/winners.txt" || exit 1
     if [ -s "$WORK/winners.txt" ]; then
         { echo "# kgen tune's winners (its defaults) at the $NTUNE training shapes furthest below the" \
             "roofline, $(sed -n 's/^Device 0: "\(.*\)"/\1/p' "$WORK/device.txt" | head -n 1), $(date -u +%Y-%m-%d)"

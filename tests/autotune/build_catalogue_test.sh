@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # build_catalogue_test.sh -- scripts/build-catalogue.sh without a GPU: the
 # training shapes it writes are the committed ones, byte for byte; step 2b's
-# choice of shapes (--roofline-shapes) on a small export; bad input refused
-# before anything runs.
+# choice of shapes (--roofline-shapes) and of new candidates (--tuned-winners)
+# on small exports; bad input refused before anything runs.
 #
 #   build_catalogue_test.sh SOURCE_ROOT
 set -u
@@ -44,6 +44,30 @@ check "the shapes furthest below the roofline first, M or N <= 16 and tiny ones 
 out=$(sh "$SCRIPT" --roofline-shapes 1 "$tmp/export.csv" "$tmp/device.txt")
 check "--roofline-shapes 1: one shape ($out)" test "$out" = "tune01 4000 32 4000"
 
+# step 2b's new candidates. nn 512^3: the final stage's fastest (B, 0.9 ms) wins over a faster search time
+# (C, 0.5 ms, no final time); nt 512^3 has no final time at all: the fastest search time (E, 0.7 ms, not
+# D at 0.8: the comparison must not drown the times in a large offset); nn 64^3's winner A is a measured
+# candidate already; tt 512^3's winner F is listed (not yet measured); B wins twice, listed once
+cat >"$tmp/ok.csv" <<'CSV'
+device,template,config,layout,m,n,k,outcome,time_ms,final_ms
+GPU,matmul_warp,bm=32 layout=nn,nn,64,64,64,ok,0.01,0
+CSV
+cat >"$tmp/tuned.csv" <<'CSV'
+device,template,config,layout,m,n,k,outcome,time_ms,final_ms
+GPU,matmul_warp,bm=128 layout=nn,nn,512,512,512,ok,1.0,0.9
+GPU,matmul_warp,bm=64 layout=nn,nn,512,512,512,ok,0.5,0
+GPU,matmul_warp,bm=16 layout=nt,nt,512,512,512,ok,0.8,0
+GPU,matmul_warp,bm=8 layout=nt,nt,512,512,512,ok,0.7,0
+GPU,matmul_warp,bm=32 layout=nn,nn,64,64,64,ok,0.01,0.01
+GPU,matmul_warp,bm=256 layout=tt,tt,512,512,512,ok,1.0,1.0
+GPU,matmul_warp,bm=128 layout=tn,tn,512,512,512,ok,1.0,1.0
+CSV
+printf 'matmul_warp bm=32\nmatmul_warp bm=256\n' >"$tmp/cands.txt"
+out=$(sh "$SCRIPT" --tuned-winners "$tmp/cands.txt" "$tmp/ok.csv" "$tmp/tuned.csv")
+check "--tuned-winners exits 0" test $? = 0
+check "the winners not yet candidates, each once ($(echo "$out" | tr '\n' ';'))" \
+    test "$out" = "$(printf 'matmul_warp bm=128\nmatmul_warp bm=8')"
+
 # bad input: exit 2 (usage) or 1, a message naming what was wrong, nothing written
 run() {
     local code=$1 pattern=$2
@@ -64,6 +88,8 @@ run 1 "cols.csv: no column layout" sh "$SCRIPT" --roofline-shapes 3 "$tmp/cols.c
 run 1 "could not read the peak FP32 rate" sh "$SCRIPT" --roofline-shapes 3 "$tmp/export.csv" "$tmp/export.csv"
 head -n 1 "$tmp/export.csv" >"$tmp/empty.csv"
 run 1 "no shape of '$tmp/empty.csv' qualifies" sh "$SCRIPT" --roofline-shapes 3 "$tmp/empty.csv" "$tmp/device.txt"
+run 2 "cannot read '$tmp/none.csv'" sh "$SCRIPT" --tuned-winners "$tmp/cands.txt" "$tmp/ok.csv" "$tmp/none.csv"
+run 1 "cols.csv: no column template" sh "$SCRIPT" --tuned-winners "$tmp/cands.txt" "$tmp/ok.csv" "$tmp/cols.csv"
 run 2 "usage: scripts/build-catalogue.sh BUILD_DIR" sh "$SCRIPT"
 run 2 "$tmp/nobuild/cli/kgen not found" sh "$SCRIPT" "$tmp/nobuild"
 # a bad count is refused before kgen runs (a stand-in that records being run)
