@@ -37,6 +37,10 @@
 # Exit status: 0 written; 1 a step failed (the old catalogue is kept);
 # 2 usage.
 set -u
+# paths given on the command line or in KGEN_CATALOGUE_SHAPES are the caller's; the script works from
+# the repository's root
+CALLER=$(pwd)
+from_caller() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s\n' "$CALLER/$1" ;; esac; }
 cd "$(dirname "$0")/.." || exit 2
 SHAPES_FILE=catalogue/train-shapes.txt
 
@@ -163,12 +167,14 @@ END {
 }
 
 if [ $# -eq 4 ] && [ "$1" = --tuned-winners ]; then
+    set -- "$1" "$(from_caller "$2")" "$(from_caller "$3")" "$(from_caller "$4")"
     for f in "$2" "$3" "$4"; do [ -r "$f" ] || { echo "build-catalogue.sh: cannot read '$f'" >&2; exit 2; }; done
     tuned_winners "$2" "$3" "$4" || exit 1
     exit 0
 fi
 if [ $# -eq 4 ] && [ "$1" = --roofline-shapes ]; then
     case $2 in '' | *[!0-9]* | 0) echo "build-catalogue.sh: --roofline-shapes: not a count '$2'" >&2; exit 2 ;; esac
+    set -- "$1" "$2" "$(from_caller "$3")" "$(from_caller "$4")"
     for f in "$3" "$4"; do [ -r "$f" ] || { echo "build-catalogue.sh: cannot read '$f'" >&2; exit 2; }; done
     roofline_shapes "$2" "$3" "$4" || exit 1
     exit 0
@@ -179,20 +185,20 @@ if [ $# -eq 1 ] && [ "$1" = --make-shapes ]; then
     exit 0
 fi
 if [ $# -ge 1 ] && [ "$1" = --help ]; then
-    sed -n '2,/^set -u/s/^# \{0,1\}//p' "$0"
+    sed -n '2,/^set -u/s/^# \{0,1\}//p' "$(from_caller "$0")"
     exit 0
 fi
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
     echo "usage: scripts/build-catalogue.sh BUILD_DIR [WORK_DIR]   (--help: what it does)" >&2
     exit 2
 fi
-KGEN=$1/cli/kgen
+KGEN=$(from_caller "$1")/cli/kgen
 if [ ! -x "$KGEN" ]; then
     echo "build-catalogue.sh: $KGEN not found: build kgen first (cmake -S . -B $1 && cmake --build $1)" >&2
     exit 2
 fi
-case $KGEN in /*) ;; *) KGEN=$PWD/$KGEN ;; esac
-SHAPES=${KGEN_CATALOGUE_SHAPES:-$SHAPES_FILE}
+SHAPES=$SHAPES_FILE
+[ -z "${KGEN_CATALOGUE_SHAPES:-}" ] || SHAPES=$(from_caller "$KGEN_CATALOGUE_SHAPES")
 NCAND=${KGEN_CATALOGUE_CANDIDATES:-32}
 NKERN=${KGEN_CATALOGUE_KERNELS:-}
 if [ ! -r "$SHAPES" ]; then
@@ -200,7 +206,7 @@ if [ ! -r "$SHAPES" ]; then
     exit 2
 fi
 if [ $# -ge 2 ]; then
-    WORK=$2
+    WORK=$(from_caller "$2")
     mkdir -p "$WORK" || exit 1
 else
     WORK=$(mktemp -d) || exit 1

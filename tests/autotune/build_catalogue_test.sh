@@ -67,6 +67,11 @@ out=$(sh "$SCRIPT" --tuned-winners "$tmp/cands.txt" "$tmp/ok.csv" "$tmp/tuned.cs
 check "--tuned-winners exits 0" test $? = 0
 check "the winners not yet candidates, each once ($(echo "$out" | tr '\n' ';'))" \
     test "$out" = "$(printf 'matmul_warp bm=128\nmatmul_warp bm=8')"
+out=$(cd "$tmp" && sh "$SCRIPT" --tuned-winners cands.txt ok.csv tuned.csv)
+check "--tuned-winners reads paths relative to where it is run ($out)" \
+    test "$out" = "$(printf 'matmul_warp bm=128\nmatmul_warp bm=8')"
+out=$(cd "$tmp" && sh "$SCRIPT" --roofline-shapes 1 export.csv device.txt)
+check "--roofline-shapes too ($out)" test "$out" = "tune01 4000 32 4000"
 
 # bad input: exit 2 (usage) or 1, a message naming what was wrong, nothing written
 run() {
