@@ -250,6 +250,60 @@ static int test_pack(kg_context *ctx)
 }
 
 /*
+ * red = 4 into a C whose rows are not 16-byte granular: the additions are
+ * realigned per row (a thread's last 4-float group takes the next run's
+ * first floats from its neighbour lane; the row segment's ends go one by
+ * one). N = 1, 2, 3 (mod 4) gives every row alignment; M ragged leaves
+ * lanes past M in the shuffles. 4-byte-copy kernels in every layout; and
+ * 16-byte-copy kernels, which keep single atomics there, in nt, where only
+ * C's rows (N long) are ragged. Returns checks run.
+ */
+static int test_realigned_red(kg_context *ctx)
+{
+    static const struct { const char *config; const char *layouts; } rr[] = {
+        {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=2 vec=1 cc=1 sk=1 red=4", "nn nt tn tt"},
+        {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=1 cc=1 splitk=3 red=4", "nn nt tn tt"},
+        {"bm=32 bn=128 bk=8 wm=32 wn=64 tm=4 tn=8 ln=8 stages=3 vec=1 cc=1 splitk=2 red=4", "nn tt"},
+        {"bm=64 bn=64 bk=8 wm=16 wn=64 tm=2 tn=4 ln=16 stages=2 vec=1 splitk=4 red=4", "nt tn"},
+        {"bm=64 bn=64 bk=32 wm=32 wn=32 wk=2 stages=1 vec=1 splitk=3 red=4", "nn tt"},
+        {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=4 cc=1 splitk=4 red=4", "nt"},
+        {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=1 vec=4 sk=2 red=4 xb=1", "nt"},
+    };
+    static const int sizes[][3] = {{131, 253, 100}, {70, 130, 64}, {129, 255, 36}, {1, 7, 200}, {61, 2, 52}};
+    int verified = 0;
+    for (size_t c = 0; c < sizeof rr / sizeof *rr; c++) {
+        for (int l = 0; l < 4; l++) {
+            if (!strstr(rr[c].layouts, layouts[l]))
+                continue;
+            char config[512];
+            snprintf(config, sizeof config, "%s layout=%s", rr[c].config, layouts[l]);
+            kg_kernel *kern;
+            kg_status st = kg_kernel_get(ctx, "matmul_warp", config, &kern);
+            CHECK_MSG(st == KG_OK, "%s: %s", config, kg_last_error(ctx));
+            if (st != KG_OK)
+                continue;
+            for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+                int m = sizes[z][0], n = sizes[z][1], k = sizes[z][2];
+                CHECK_MSG(n % 4 != 0, "N = %d leaves C's rows aligned: not a case of this test", n);
+                double err1, err2;
+                kg_status s1 = kgi_verify_kernel(ctx, kern, m, n, k, 1.25f, -0.5f, 0, 9000u + (unsigned)z, &err1);
+                CHECK_MSG(s1 == KG_OK, "%s %dx%dx%d (alpha 1.25, beta -0.5): error %.3g: %s", config, m, n, k, err1,
+                          kg_last_error(ctx));
+                kg_status s2 = kgi_verify_kernel(ctx, kern, m, n, k, -0.75f, 0.0f, 0, 9500u + (unsigned)z, &err2);
+                CHECK_MSG(s2 == KG_OK, "%s %dx%dx%d (alpha -0.75, beta 0, C poisoned): error %.3g: %s", config, m,
+                          n, k, err2, kg_last_error(ctx));
+                if (s1 == KG_ERR_DRIVER || s2 == KG_ERR_DRIVER)
+                    return verified;
+                verified += (s1 == KG_OK) + (s2 == KG_OK);
+            }
+        }
+        printf("%s: layouts %s, %d shapes with ragged rows of C\n", rr[c].config, rr[c].layouts,
+               (int)(sizeof sizes / sizeof *sizes));
+    }
+    return verified;
+}
+
+/*
  * Split-K with its beta pass overlapped (sm_90): the main kernel's blocks
  * start while the beta pass still writes C and must wait for it before they
  * add. With K = 64 in 4 slices each block multiplies one tile of K and is at
@@ -349,8 +403,10 @@ int main(void)
     int sk = test_stream_k(ctx);
     int ov = test_overlap(ctx);
     int pk = test_pack(ctx);
+    int rr = test_realigned_red(ctx);
     printf("%d checks against the float64 reference, %d shapes refused by preconditions; stream-K: %d checks; "
-           "overlapped split-K: %d checks; packed operands: %d checks\n", verified, refused, sk, ov, pk);
+           "overlapped split-K: %d checks; packed operands: %d checks; realigned reductions: %d checks\n", verified,
+           refused, sk, ov, pk, rr);
     kg_context_close(ctx);
     TEST_DONE();
 }

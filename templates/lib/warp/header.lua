@@ -46,13 +46,15 @@ function M.emit(w, T, cfg, d, meta)
   w:comment(string.format("  fragment reads      %d value(s) of k per read; A %s, B %s", d.kg,
     d.A.scont and string.format("%d floats along m", d.A.fvec) or string.format("%d floats along k", d.kg),
     d.B.scont and string.format("%d floats along n", d.B.fvec) or string.format("%d floats along k", d.kg)))
+  local adds = not d.red4 and "atomicAdd"
+    or cfg.vec == 4 and "red.global.add.v4.f32 (4 floats) where C is 16-byte aligned, else atomicAdd"
+    or "red.global.add.v4.f32 (4 floats), in groups realigned to each row where C is not 16-byte aligned"
   if cfg.splitk > 1 then
-    w:comment(string.format("  split-K             %d slices of K (grid z), added into C with %s", cfg.splitk,
-      d.red4 and "red.global.add.v4.f32 (4 floats) where C is 16-byte aligned, else atomicAdd" or "atomicAdd"))
+    w:comment(string.format("  split-K             %d slices of K (grid z), added into C with %s", cfg.splitk, adds))
   end
   if d.sk then
     w:comment(string.format("  stream-K            whole waves of tiles one per block; the rest cut along K and added with %s",
-      d.red4 and "red.global.add.v4.f32 (4 floats) where C is 16-byte aligned, else atomicAdd" or "atomicAdd"))
+      adds))
   end
   w:comment(string.format("  CGMA ratio          %.2f FLOP per global load: 2*bm*bn*bk / (bm*bk + bk*bn)", d.cgma))
   w:comment("Launch:")

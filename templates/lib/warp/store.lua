@@ -11,9 +11,97 @@ local M = {}
 local LANES = { "x", "y", "z", "w" }
 local VEC_TYPE = copy.VEC_TYPE
 
+-- red = 4 in a kernel with 4- or 8-byte copies where C's rows are not
+-- 16-byte granular (ldc not a multiple of 4, or C not 16-byte aligned): each row has its own alignment, so a thread's
+-- run of tn columns straddles 16-byte boundaries and would take tn single
+-- atomics. Instead the additions are realigned: with s the floats from the
+-- run's start to the row's next boundary (the same for every run of the
+-- row: runs start at multiples of 4), a thread adds the 4-float groups that
+-- start s, s + 4, ... into its run, the last taking the first s floats of
+-- the next run from the lane that owns it (a shuffle: lane + 1, or for the
+-- row group's last lane, its first lane's next run). Only the first s
+-- floats of the warp's row segment and the last 4 - s go one by one.
+-- Single atomics per row segment of wn floats: at most 4, against wn.
+local function realigned_red4(w, cfg, d)
+  local tn, ln, last = cfg.tn, cfg.ln, d.sub_n - 1
+  local function guard_n(col) return cfg.bounds == 1 and string.format(" && %s < N", col) or "" end
+  w:line("const int g = lane %% %d;", ln)
+  w:linec(string.format("const int src = g == %d ? lane - %d : lane + 1;", ln - 1, ln - 1),
+    "the lane whose run follows this one's in the row")
+  w:line("#pragma unroll")
+  w:open("for (int i = 0; i < %d; ++i)", d.rows)
+  w:line("const int r = row0 + a_off + (i / %d) * %d + i %% %d;", cfg.tm, d.pass_m, cfg.tm)
+  w:line("float* crow = C + (size_t)r * ldc;")
+  w:linec("const int s = (int)((4 - ((reinterpret_cast<unsigned long long>(crow + col0) >> 2) & 3)) & 3);",
+    "floats to the row's next 16-byte boundary")
+  for q = 0, last do
+    local j0 = q * tn
+    w:open("")
+    w:line("const int c = col0 + b_off + %d;", q * d.pass_n)
+    -- the next run's first three floats (every lane takes part, in bounds or not)
+    local nb = {}
+    for e = 0, 2 do
+      local give = q < last and string.format("g == 0 ? acc[i][%d] : acc[i][%d]", j0 + tn + e, j0 + e)
+        or string.format("acc[i][%d]", j0 + e)
+      nb[e] = "n" .. e
+      w:line("const float n%d = __shfl_sync(0xffffffffu, %s, src);", e, give)
+    end
+    local function x_at(x) return x < tn and string.format("acc[i][%d]", j0 + x) or nb[x - tn] end
+    w:open("if (r < M)")
+    if q == 0 then
+      w:comment("the row segment's first s floats: this warp's alone")
+      w:open("if (g == 0)")
+      for x = 0, 2 do
+        w:line("if (%d < s%s) atomicAdd(&crow[c + %d], alpha * %s);", x, guard_n("c + " .. x), x, x_at(x))
+      end
+      w:close()
+    end
+    for t = 0, tn // 4 - 1 do
+      local vals = {}
+      for e = 0, 3 do
+        local b = 4 * t + e
+        vals[e] = string.format("s == 0 ? %s : s == 1 ? %s : s == 2 ? %s : %s", x_at(b), x_at(b + 1), x_at(b + 2), x_at(b + 3))
+      end
+      local tail = q == last and t == tn // 4 - 1
+      if tail then
+        w:comment("the row segment's last 4 - s floats: the next warp's run is not this warp's")
+        w:open("if (g == %d && s != 0)", ln - 1)
+        for x = tn - 3, tn - 1 do
+          w:line("if (%d >= s + %d%s) atomicAdd(&crow[c + %d], alpha * %s);", x, tn - 4, guard_n("c + " .. x), x, x_at(x))
+        end
+        w:reopen("else")
+      end
+      w:open("")
+      w:line("const int col = c + s + %d;", 4 * t)
+      w:line("const float v0 = %s;", vals[0])
+      w:line("const float v1 = %s;", vals[1])
+      w:line("const float v2 = %s;", vals[2])
+      w:line("const float v3 = %s;", vals[3])
+      if cfg.bounds == 1 then
+        w:open("if (col + 4 <= N)")
+        w:line("kgen_red_add4(&crow[col], alpha * v0, alpha * v1, alpha * v2, alpha * v3);")
+        w:reopen("else")
+        w:line("if (col < N) atomicAdd(&crow[col], alpha * v0);")
+        w:line("if (col + 1 < N) atomicAdd(&crow[col + 1], alpha * v1);")
+        w:line("if (col + 2 < N) atomicAdd(&crow[col + 2], alpha * v2);")
+        w:close()
+      else
+        w:line("kgen_red_add4(&crow[col], alpha * v0, alpha * v1, alpha * v2, alpha * v3);")
+      end
+      w:close()
+      if tail then w:close() end
+    end
+    w:close()
+    w:close()
+  end
+  w:close()
+end
+
 -- Epilogue: C = alpha * acc + beta * C (C not read when beta == 0), or
 -- (atomic: split-K, stream-K's shared tiles) an atomic addition of
--- alpha * acc. Vectors where C allows them: `cv` floats per store.
+-- alpha * acc. Vectors where C allows them: `cv` floats per store; with
+-- red = 4 (atomic, cv = 4) and copies under 16 bytes, realigned where C's
+-- rows are not 16-byte granular (realigned_red4).
 function M.emit(w, cfg, d, atomic, cv)
   if atomic then
     w:comment("Add this share of the tile: C was multiplied by beta by the first kernel.")
@@ -23,6 +111,15 @@ function M.emit(w, cfg, d, atomic, cv)
   end
   if cv > 1 then
     w:line("const bool c_vec = (ldc %% %d == 0) && (reinterpret_cast<unsigned long long>(C) %% %d == 0);", cv, 4 * cv)
+  end
+  -- 16-byte-copy kernels (vec = 4) run where rows are 16-byte granular:
+  -- theirs stay as they were (the realigned path cost them 2 % at aligned
+  -- shapes, measured: the registers it takes)
+  local realign = atomic and cv == 4 and cfg.vec < 4
+  if realign then
+    w:open("if (!c_vec)")
+    realigned_red4(w, cfg, d)
+    w:reopen("else")
   end
   w:line("#pragma unroll")
   w:open("for (int i = 0; i < %d; ++i)", d.rows)
@@ -65,6 +162,7 @@ function M.emit(w, cfg, d, atomic, cv)
   end
   w:close()
   w:close()
+  if realign then w:close() end
 end
 
 -- wk > 1: groups 1 .. wk-1 park their partial tiles in shared memory, each
