@@ -27,6 +27,7 @@
 
 #include "autotune/configs.h"
 #include "autotune/tune.h"
+#include "runtime/catalogue.h"
 
 typedef struct kgi_cat_cand_opts {
     const char *const *tmpls;   /* templates to draw from */
@@ -54,6 +55,9 @@ typedef struct kgi_cat_make_opts {
     const char *date;           /* YYYY-MM-DD */
     const char *command;        /* that rebuilds it */
     const char *template_path;  /* or NULL */
+    const kgi_catalogue *keep;  /* or NULL: keep exactly its kernels, in its order, instead of choosing (a
+                                   catalogue measured again: after a template change, or on another GPU) */
+    const char *keep_path;      /* its file, for the header and errors */
 } kgi_cat_make_opts;
 
 typedef struct kgi_cat_make_report {

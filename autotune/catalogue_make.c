@@ -188,7 +188,15 @@ typedef struct kline {
 static void write_catalogue(FILE *f, const collect *c, const kline *kl, const double *t, const int *pick, int n,
                             const kgi_cat_make_opts *o, const kgi_cat_make_report *rep)
 {
-    if (rep)
+    if (rep && o->keep)
+        fprintf(f,
+                "# kgen kernel catalogue for sm_%d: the %d kernels of %s measured again, each timed over %d (layout,"
+                " shape)\n# pairs by `kgen tune --configs` on %s. kg_matmul's choice from them, each shape left out"
+                " of its\n# own prediction: %.3f of the fastest of them on geometric mean, %.2f at worst (%s).\n"
+                "# Rebuild: see catalogue/README.md.\n",
+                c->cc, n, o->keep_path, c->np, c->seen_device, rep->loo_geomean, rep->loo_worst,
+                rep->loo_worst_pair[0] ? rep->loo_worst_pair : "none");
+    else if (rep)
         fprintf(f,
                 "# kgen kernel catalogue for sm_%d: %d kernels chosen from %d measured, each timed over %d (layout,"
                 " shape) pairs\n# by `kgen tune --configs` on %s, so that kg_matmul's choice from them comes closest"
@@ -355,8 +363,31 @@ kg_status kgi_catalogue_make(const char *export_text, size_t len, const kgi_cat_
     }
     if ((st = loo_predictions(&c, kl, t, o, pred, err, errlen)) != KG_OK)
         goto done;
-    int n = kgi_cat_greedy(t, pred, c.nk, c.np, o->max_kernels, o->tolerance, o->max_regret > 0 ? o->max_regret : INFINITY,
-                   pick);
+    int n;
+    if (o->keep) {
+        /* the given catalogue's kernels, each found among the measured */
+        if (o->keep->nkernels > c.nk) {
+            snprintf(err, errlen, "%s has %d kernels; the export measured %d", o->keep_path, o->keep->nkernels, c.nk);
+            st = KG_ERR_CONFIG;
+            goto done;
+        }
+        for (n = 0; n < o->keep->nkernels; n++) {
+            const kgi_cat_kernel *kk = &o->keep->kernels[n];
+            pick[n] = -1;
+            for (int q = 0; q < c.nk && pick[n] < 0; q++)
+                if (strcmp(c.k[q].tmpl, kk->tmpl) == 0 && strcmp(c.k[q].config, kk->config) == 0)
+                    pick[n] = q;
+            if (pick[n] < 0) {
+                snprintf(err, errlen, "kernel %d of %s (%s %s) has no measurement in the export", kk->id, o->keep_path,
+                         kk->tmpl, kk->config);
+                st = KG_ERR_CONFIG;
+                goto done;
+            }
+        }
+    } else {
+        n = kgi_cat_greedy(t, pred, c.nk, c.np, o->max_kernels, o->tolerance,
+                           o->max_regret > 0 ? o->max_regret : INFINITY, pick);
+    }
     /* the chosen set: its fastest, and kg_matmul's leave-one-out choice, against the best measured */
     double sum = 0, lsum = 0;
     int counted = 0, lcounted = 0;

@@ -111,8 +111,9 @@ done:
 static int make(int argc, char **argv)
 {
     const char *maxk = NULL, *tol = NULL, *maxr = NULL, *device = NULL, *driver = NULL, *date = NULL, *command = NULL,
-               *output = NULL;
+               *output = NULL, *keep = NULL;
     const kgc_opt own[] = {{"--max-kernels", NULL, 1, &maxk}, {"--tolerance", NULL, 1, &tol},
+                           {"--kernels", NULL, 1, &keep},
                            {"--max-regret", NULL, 1, &maxr},  {"--device", NULL, 1, &device},
                            {"--driver", NULL, 1, &driver},
                            {"--date", NULL, 1, &date},        {"--command", NULL, 1, &command},
@@ -121,9 +122,10 @@ static int make(int argc, char **argv)
     int rc = kgc_open(&ctx, KG_DEVICE_NONE, NULL);
     if (rc)
         return rc;
-    char *text = NULL, *buf = NULL;
-    size_t len = 0, blen = 0;
+    char *text = NULL, *buf = NULL, *ktext = NULL;
+    size_t len = 0, blen = 0, klen = 0;
     FILE *mem = NULL;
+    kgi_catalogue *kept = NULL;
     kgc_args args;
     if ((rc = kgc_parse(ctx, argc, argv, own, 1, &args)) != KGC_OK)
         goto done;
@@ -152,7 +154,24 @@ static int make(int argc, char **argv)
         fprintf(stderr, "kgen: --driver and --command are one line each\n");
         goto done;
     }
+    if (keep && (maxk || tol || maxr)) {
+        fprintf(stderr, "kgen: catalogue make --kernels keeps that catalogue's kernels: --max-kernels, --tolerance"
+                        " and --max-regret choose them instead\n");
+        goto done;
+    }
     rc = KGC_FAIL;
+    if (keep) {
+        char kerr[1024];
+        if (!(ktext = kgc_slurp(keep, &klen)))
+            goto done;
+        if (kgi_catalogue_parse(ktext, klen, keep, &kept, kerr, sizeof kerr) != 0) {
+            fprintf(stderr, "kgen: catalogue make --kernels: %s\n", kerr);
+            rc = KGC_USAGE;
+            goto done;
+        }
+        o.keep = kept;
+        o.keep_path = keep;
+    }
     if (!(text = kgc_slurp(args.positional[0], &len)))
         goto done;
     const char *path = args.template_dir ? args.template_dir : getenv("KGEN_TEMPLATE_PATH");
@@ -192,6 +211,8 @@ done:
         fclose(mem);
     free(buf);
     free(text);
+    free(ktext);
+    kgi_catalogue_free(kept);
     kg_context_close(ctx);
     return rc;
 }

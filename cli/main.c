@@ -117,13 +117,15 @@ static const command commands[] = {
      "      persistent grid) chosen the same way; a template with at most --whole-below (64)\n"
      "      candidates in a layout is taken whole. Writes a --configs list.\n"
      "  make EXPORT --date YYYY-MM-DD [--driver TEXT] [--device NAME] [--max-kernels N]\n"
-     "       [--tolerance F] [--max-regret R] [--command TEXT] [-o FILE]\n"
+     "       [--tolerance F] [--max-regret R] [--kernels CATALOGUE] [--command TEXT] [-o FILE]\n"
      "      from a `kgen db export` of `kgen tune --configs` runs over training shapes: the\n"
      "      kernels (at most N, 40) whose choice by kg_matmul's model, each (layout, shape)\n"
      "      left out of its own prediction, comes closest to the best measured time there,\n"
      "      stopping once all are within F (0.02) of it; no kernel is added that would make\n"
      "      a choice more than R (2.0) times slower than the best. Writes the catalogue file\n"
-     "      (catalogue/README.md) with every time measured for them.\n"},
+     "      (catalogue/README.md) with every time measured for them. --kernels keeps exactly\n"
+     "      CATALOGUE's kernels, in its order (a catalogue measured again: after a template\n"
+     "      change, or on another GPU of its architecture).\n"},
 };
 
 static const char common_usage[] =

@@ -31,6 +31,9 @@
 # of kgen catalogue make, 40) set the counts of steps 1 and 4;
 # KGEN_CATALOGUE_SHAPES another training file;
 # KGEN_CATALOGUE_LAYOUTS (default "nn nt tn tt") the layouts step 2 times.
+# KGEN_CATALOGUE_KEEP=FILE measures a catalogue again instead: FILE's kernels
+# are the candidates (no step 2b), and step 4 keeps them all, in FILE's order
+# (after a change to their templates, or on another GPU of the architecture).
 # A WORK_DIR given again resumes (its candidates, and what its database
 # holds is not timed again): a run may be split over several sessions.
 # Rebuild libkgen afterwards: the catalogue is embedded at build time.
@@ -201,6 +204,14 @@ SHAPES=$SHAPES_FILE
 [ -z "${KGEN_CATALOGUE_SHAPES:-}" ] || SHAPES=$(from_caller "$KGEN_CATALOGUE_SHAPES")
 NCAND=${KGEN_CATALOGUE_CANDIDATES:-32}
 NKERN=${KGEN_CATALOGUE_KERNELS:-}
+KEEP=
+[ -z "${KGEN_CATALOGUE_KEEP:-}" ] || KEEP=$(from_caller "$KGEN_CATALOGUE_KEEP")
+KEEP=${KEEP#"$(pwd)/"}   # inside the repository: as the file's header names it
+if [ -n "$KEEP" ] && { [ ! -r "$KEEP" ] || [ -n "$NKERN" ] || [ -n "${KGEN_CATALOGUE_TUNE:-}" ]; }; then
+    echo "build-catalogue.sh: KGEN_CATALOGUE_KEEP: '$KEEP' must be a readable catalogue, and it keeps its own kernels" \
+        "(no KGEN_CATALOGUE_KERNELS or KGEN_CATALOGUE_TUNE)" >&2
+    exit 2
+fi
 if [ ! -r "$SHAPES" ]; then
     echo "build-catalogue.sh: no training shapes '$SHAPES'" >&2
     exit 2
@@ -243,6 +254,18 @@ FROM="$WORK/candidates.txt"
 NTUNE=${KGEN_CATALOGUE_TUNE:-0}   # step 2b: none unless asked, or 12 with new candidates (below)
 if [ -s "$WORK/candidates.txt" ]; then
     echo "build-catalogue.sh: resuming with $WORK/candidates.txt and $WORK/build.db"
+    [ -z "$KEEP" ] || FROM="the kernels of $KEEP"
+elif [ -n "$KEEP" ]; then
+    # a catalogue measured again: its kernels, as a --configs list
+    awk '/^kernel / { printf "%s", $3; for (i = 10; i <= NF; i++) printf " %s", $i; print "" }' "$KEEP" \
+        > "$WORK/candidates.new" || exit 1
+    if [ ! -s "$WORK/candidates.new" ]; then
+        echo "build-catalogue.sh: no kernel lines in $KEEP" >&2
+        exit 1
+    fi
+    mv "$WORK/candidates.new" "$WORK/candidates.txt" || exit 1
+    echo "build-catalogue.sh: measuring again the $(wc -l < "$WORK/candidates.txt") kernels of $KEEP"
+    FROM="the kernels of $KEEP"
 elif [ -r "catalogue/candidates-sm_$ARCH.txt" ] && [ -z "${KGEN_CATALOGUE_NEW_CANDIDATES:-}" ]; then
     # the committed catalogue's candidates: a rebuild measures the same kernels
     cp "catalogue/candidates-sm_$ARCH.txt" "$WORK/candidates.txt" || exit 1
@@ -299,7 +322,7 @@ if [ "$NTUNE" -gt 0 ]; then
     fi
 fi
 "$KGEN" db export --db "$WORK/build.db" --format csv -o "$WORK/measured.csv" || exit 1
-"$KGEN" catalogue make "$WORK/measured.csv" ${NKERN:+--max-kernels} ${NKERN:+"$NKERN"} --date "$DATE" \
+"$KGEN" catalogue make "$WORK/measured.csv" ${NKERN:+--max-kernels} ${NKERN:+"$NKERN"} ${KEEP:+--kernels} ${KEEP:+"$KEEP"} --date "$DATE" \
     --driver "$DRIVER" --command "scripts/build-catalogue.sh (training shapes $SHAPES, candidates: $FROM${NKERN:+, at most $NKERN kernels})" \
     -o "$OUT" || exit 1
 echo "build-catalogue.sh: wrote $OUT in $(($(date +%s) - t0)) s; rebuild kgen to embed it"

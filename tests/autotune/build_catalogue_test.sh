@@ -105,4 +105,11 @@ KGEN_CATALOGUE_TUNE=abc run 2 "KGEN_CATALOGUE_TUNE: not a count 'abc'" sh "$SCRI
 check "kgen was not run for a bad KGEN_CATALOGUE_TUNE" test ! -e "$tmp/ran"
 KGEN_CATALOGUE_LAYOUTS="nn xx" run 2 "unknown layout 'xx'" sh "$SCRIPT" "$tmp/b" "$tmp/work"
 check "kgen was not run for a bad layout" test ! -e "$tmp/ran"
+KGEN_CATALOGUE_KEEP="$tmp/none.txt" run 2 "KGEN_CATALOGUE_KEEP: '$tmp/none.txt' must be a readable catalogue" \
+    sh "$SCRIPT" "$tmp/b" "$tmp/work"
+KGEN_CATALOGUE_KEEP="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_KERNELS=12 run 2 "it keeps its own kernels" \
+    sh "$SCRIPT" "$tmp/b" "$tmp/work"
+KGEN_CATALOGUE_KEEP="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_TUNE=4 run 2 "it keeps its own kernels" \
+    sh "$SCRIPT" "$tmp/b" "$tmp/work"
+check "kgen was not run for a bad KGEN_CATALOGUE_KEEP" test ! -e "$tmp/ran"
 finish

@@ -83,6 +83,31 @@ check "PERSISTENT is a stream-K kernel's bk, else 0 ($(grep -c ' sk=[12] ' "$tmp
             n++; if ($8 != (sk ? bk : 0)) bad++; if (sk) s++ }
         END { exit !(n > 0 && s > 0 && bad == 0) }' "$tmp/all.txt"
 
+# --kernels: a catalogue measured again keeps exactly its kernels, in its order, with the export's times.
+# The three-kernel catalogue reversed stands for a committed one
+# shellcheck disable=SC2016 # awk programs: their $i are awk's fields
+{ grep -v '^kernel \|^time ' "$tmp/cat.txt"
+  grep '^kernel ' "$tmp/cat.txt" | sort -k2,2nr | awk '{ $2 = NR; print }'
+  awk '/^time /{ print $1, $2, $3, $4, $5, $8, $7, $6 }' "$tmp/cat.txt"; } >"$tmp/rev.txt"
+"$KGEN" catalogue make "$DATA" --kernels "$tmp/rev.txt" --date 2026-11-25 -o "$tmp/keep.txt" 2>"$tmp/k.err"
+check "--kernels: exits 0" test $? = 0
+cut_kernels() { grep '^kernel ' "$1" | cut -d' ' -f3,10-; }
+check "--kernels: the catalogue's kernels in its order" \
+    test "$(cut_kernels "$tmp/keep.txt")" = "$(cut_kernels "$tmp/rev.txt")"
+check "--kernels: that order is not make's own" test "$(cut_kernels "$tmp/keep.txt")" != "$(cut_kernels "$tmp/cat.txt")"
+check "--kernels: the header names the catalogue measured again" \
+    grep -q "^# kgen kernel catalogue for sm_90: the 3 kernels of $tmp/rev.txt measured again" "$tmp/keep.txt"
+# the first kept kernel's times are the third chosen one's: the same measurements
+check "--kernels: each kernel's times are its measured ones" \
+    test "$(awk '/^time /{ print $2, $3, $4, $5, $6 }' "$tmp/keep.txt")" = \
+    "$(awk '/^time /{ print $2, $3, $4, $5, $8 }' "$tmp/cat.txt")"
+# a kernel the export did not measure: an error naming it, nothing written
+sed 's/^kernel 2 \([a-z_]*\) /kernel 2 \1 /; /^kernel 2 /s/ bk=[0-9]* / bk=64 /' "$tmp/cat.txt" >"$tmp/other.txt"
+expect 2 "kernel 2 of $tmp/other.txt" catalogue make "$DATA" --kernels "$tmp/other.txt" --date 2026-11-25 -o "$tmp/x.txt"
+expect 2 "keeps that catalogue's kernels" catalogue make "$DATA" --kernels "$tmp/cat.txt" --max-kernels 3 \
+    --date 2026-11-25 -o "$tmp/x.txt"
+expect 1 "cannot open" catalogue make "$DATA" --kernels "$tmp/none.txt" --date 2026-11-25 -o "$tmp/x.txt"
+
 # the tuner's default strategy measures the catalogue's picks for the shape first (autotune/README.md):
 # with this three-kernel catalogue, its kernels that the default space holds are among the first 4 timed
 KGEN_CATALOGUE=$tmp/cat.txt "$KGEN" tune --dry-run --arch sm_90 --m 512 --n 512 --k 512 --layout nn --budget 4 \
