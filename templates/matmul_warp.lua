@@ -143,7 +143,7 @@ T.params = {
   { name = "sk", type = "int", default = 0, values = { 0, 1, 2 },
     doc = "stream-K: one block per resident slot (SMs x blocks per SM); 1 spreads the last partial wave of tiles and the full wave before it over all blocks by K iterations, 2 only the last partial wave's tiles, each block's shared piece first, before its whole tiles" },
   { name = "red", type = "int", default = 1, values = { 1, 4 },
-    doc = "split-K and stream-K: floats per atomic addition into C (4: sm_90 red.global.add.v4.f32; needs tn % 4 == 0; with vec < 4, where C's rows are not 16-byte aligned, each row's additions are regrouped at its 16-byte boundaries through warp shuffles)" },
+    doc = "split-K and stream-K: floats per atomic addition into C (4: sm_90 red.global.add.v4.f32; needs tn % 4 == 0; with splitk > 1 and vec < 4, where C's rows are not 16-byte aligned, each row's additions are regrouped at its 16-byte boundaries through warp shuffles)" },
   { name = "minb", type = "int", default = 1, values = { 1, 2, 3, 4 },
     doc = "blocks per SM the registers must allow (__launch_bounds__' second argument; 1: no cap)" },
   { name = "bounds", type = "int", default = 1, values = { 0, 1 },

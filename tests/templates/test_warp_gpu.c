@@ -254,9 +254,10 @@ static int test_pack(kg_context *ctx)
  * realigned per row (a thread's last 4-float group takes the next run's
  * first floats from its neighbour lane; the row segment's ends go one by
  * one). N = 1, 2, 3 (mod 4) gives every row alignment; M ragged leaves
- * lanes past M in the shuffles. 4-byte-copy kernels in every layout; and
- * 16-byte-copy kernels, which keep single atomics there, in nt, where only
- * C's rows (N long) are ragged. Returns checks run.
+ * lanes past M in the shuffles. 4-byte-copy split-K kernels in every
+ * layout; and, keeping single atomics there, a stream-K kernel and
+ * 16-byte-copy kernels (in nt, where only C's rows, N long, are ragged).
+ * Returns checks run.
  */
 static int test_realigned_red(kg_context *ctx)
 {

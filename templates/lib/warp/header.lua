@@ -47,7 +47,7 @@ function M.emit(w, T, cfg, d, meta)
     d.A.scont and string.format("%d floats along m", d.A.fvec) or string.format("%d floats along k", d.kg),
     d.B.scont and string.format("%d floats along n", d.B.fvec) or string.format("%d floats along k", d.kg)))
   local adds = not d.red4 and "atomicAdd"
-    or cfg.vec == 4 and "red.global.add.v4.f32 (4 floats) where C is 16-byte aligned, else atomicAdd"
+    or (cfg.vec == 4 or cfg.splitk == 1) and "red.global.add.v4.f32 (4 floats) where C is 16-byte aligned, else atomicAdd"
     or "red.global.add.v4.f32 (4 floats), in groups realigned to each row where C is not 16-byte aligned"
   if cfg.splitk > 1 then
     w:comment(string.format("  split-K             %d slices of K (grid z), added into C with %s", cfg.splitk, adds))

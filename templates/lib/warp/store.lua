@@ -11,8 +11,8 @@ local M = {}
 local LANES = { "x", "y", "z", "w" }
 local VEC_TYPE = copy.VEC_TYPE
 
--- red = 4 in a kernel with 4- or 8-byte copies where C's rows are not
--- 16-byte granular (ldc not a multiple of 4, or C not 16-byte aligned): each row has its own alignment, so a thread's
+-- red = 4 in a split-K kernel with 4- or 8-byte copies where C's rows are
+-- not 16-byte granular (ldc not a multiple of 4, or C not 16-byte aligned): each row has its own alignment, so a thread's
 -- run of tn columns straddles 16-byte boundaries and would take tn single
 -- atomics. Instead the additions are realigned: with s the floats from the
 -- run's start to the row's next boundary (the same for every run of the
@@ -100,8 +100,8 @@ end
 -- Epilogue: C = alpha * acc + beta * C (C not read when beta == 0), or
 -- (atomic: split-K, stream-K's shared tiles) an atomic addition of
 -- alpha * acc. Vectors where C allows them: `cv` floats per store; with
--- red = 4 (atomic, cv = 4) and copies under 16 bytes, realigned where C's
--- rows are not 16-byte granular (realigned_red4).
+-- red = 4 (atomic, cv = 4), split-K and copies under 16 bytes, realigned
+-- where C's rows are not 16-byte granular (realigned_red4).
 function M.emit(w, cfg, d, atomic, cv)
   if atomic then
     w:comment("Add this share of the tile: C was multiplied by beta by the first kernel.")
@@ -112,10 +112,14 @@ function M.emit(w, cfg, d, atomic, cv)
   if cv > 1 then
     w:line("const bool c_vec = (ldc %% %d == 0) && (reinterpret_cast<unsigned long long>(C) %% %d == 0);", cv, 4 * cv)
   end
-  -- 16-byte-copy kernels (vec = 4) run where rows are 16-byte granular:
-  -- theirs stay as they were (the realigned path cost them 2 % at aligned
-  -- shapes, measured: the registers it takes)
-  local realign = atomic and cv == 4 and cfg.vec < 4
+  -- Split-K only: there every tile is added, once per slice, and single
+  -- atomics were most of the time (a 64-slice kernel 2.4x faster at 999^3).
+  -- Stream-K adds only its shared tiles, and the path's registers cost the
+  -- main loop more than it saved (128x128 tiles, nn: 3-5 % slower at odd
+  -- squares of 2000-5000). 16-byte-copy kernels run where rows are 16-byte
+  -- granular: theirs stay as they were (2 % slower at aligned shapes with
+  -- it). Measured on an H100 and an H200 (docs/performance.md).
+  local realign = atomic and cv == 4 and cfg.vec < 4 and cfg.splitk > 1
   if realign then
     w:open("if (!c_vec)")
     realigned_red4(w, cfg, d)
