@@ -206,7 +206,11 @@ NCAND=${KGEN_CATALOGUE_CANDIDATES:-32}
 NKERN=${KGEN_CATALOGUE_KERNELS:-}
 KEEP=
 [ -z "${KGEN_CATALOGUE_KEEP:-}" ] || KEEP=$(from_caller "$KGEN_CATALOGUE_KEEP")
-KEEP=${KEEP#"$(pwd)/"}   # inside the repository: as the file's header names it
+if [ -n "$KEEP" ] && [ -r "$KEEP" ]; then
+    # inside the repository: named from its root, as the file's header shows it
+    KEEP=$(cd "$(dirname "$KEEP")" && pwd -P)/$(basename "$KEEP") || exit 2
+    KEEP=${KEEP#"$(pwd -P)/"}
+fi
 if [ -n "$KEEP" ] && { [ ! -r "$KEEP" ] || [ -n "$NKERN" ] || [ -n "${KGEN_CATALOGUE_TUNE:-}" ]; }; then
     echo "build-catalogue.sh: KGEN_CATALOGUE_KEEP: '$KEEP' must be a readable catalogue, and it keeps its own kernels" \
         "(no KGEN_CATALOGUE_KERNELS or KGEN_CATALOGUE_TUNE)" >&2
