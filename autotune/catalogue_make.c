@@ -366,6 +366,12 @@ kg_status kgi_catalogue_make(const char *export_text, size_t len, const kgi_cat_
     int n;
     if (o->keep) {
         /* the given catalogue's kernels, each found among the measured */
+        if (o->keep->arch != c.cc) {
+            snprintf(err, errlen, "%s is a catalogue for sm_%d; the export measured sm_%d", o->keep_path, o->keep->arch,
+                     c.cc);
+            st = KG_ERR_CONFIG;
+            goto done;
+        }
         if (o->keep->nkernels > c.nk) {
             snprintf(err, errlen, "%s has %d kernels; the export measured %d", o->keep_path, o->keep->nkernels, c.nk);
             st = KG_ERR_CONFIG;
@@ -388,16 +394,19 @@ kg_status kgi_catalogue_make(const char *export_text, size_t len, const kgi_cat_
         n = kgi_cat_greedy(t, pred, c.nk, c.np, o->max_kernels, o->tolerance,
                            o->max_regret > 0 ? o->max_regret : INFINITY, pick);
     }
-    /* the chosen set: its fastest, and kg_matmul's leave-one-out choice, against the best measured */
+    /* the chosen set: its fastest, and kg_matmul's leave-one-out choice, against the best measured (with
+     * --kernels, the best of the kept: what the header says) */
     double sum = 0, lsum = 0;
     int counted = 0, lcounted = 0;
     rep->worst_regret = rep->loo_worst = 1.0;
     for (int p = 0; p < c.np; p++) {
         double best = INFINITY, chosen = INFINITY, e = INFINITY;
         int lk = -1;
-        for (int q = 0; q < c.nk; q++)
-            if (t[(size_t)q * c.np + p] < best)
-                best = t[(size_t)q * c.np + p];
+        for (int q = 0; q < (o->keep ? n : c.nk); q++) {
+            double v = t[(size_t)(o->keep ? pick[q] : q) * c.np + p];
+            if (v < best)
+                best = v;
+        }
         for (int q = 0; q < n; q++) {
             double v = t[(size_t)pick[q] * c.np + p], pe = pred[(size_t)pick[q] * c.np + p];
             if (v < chosen)

@@ -198,13 +198,21 @@ static int make(int argc, char **argv)
     kgi_catalogue_free(check);
     if (kgc_write_file(output, buf, blen) != 0)
         goto done;
-    fprintf(stderr,
-            "kgen catalogue: %d rows, %d kernels measured over %d (layout, shape) pairs; %d chosen. kg_matmul's choice"
-            " with each pair left out: %.3f of the best measured on geometric mean, %.2f at worst (%s); the set's"
-            " fastest: %.1f%% above the best on geometric mean, %.1f%% at worst (%s)\n",
-            rep.rows, rep.kernels_measured, rep.pairs, rep.kernels, rep.loo_geomean, rep.loo_worst,
-            rep.loo_worst_pair[0] ? rep.loo_worst_pair : "none", 100 * (rep.geomean_regret - 1),
-            100 * (rep.worst_regret - 1), rep.worst_pair[0] ? rep.worst_pair : "none");
+    if (keep)
+        fprintf(stderr,
+                "kgen catalogue: %d rows, %d kernels measured over %d (layout, shape) pairs; the %d of %s kept."
+                " kg_matmul's choice from them with each pair left out: %.3f of the fastest of them on geometric"
+                " mean, %.2f at worst (%s)\n",
+                rep.rows, rep.kernels_measured, rep.pairs, rep.kernels, keep, rep.loo_geomean, rep.loo_worst,
+                rep.loo_worst_pair[0] ? rep.loo_worst_pair : "none");
+    else
+        fprintf(stderr,
+                "kgen catalogue: %d rows, %d kernels measured over %d (layout, shape) pairs; %d chosen. kg_matmul's"
+                " choice with each pair left out: %.3f of the best measured on geometric mean, %.2f at worst (%s);"
+                " the set's fastest: %.1f%% above the best on geometric mean, %.1f%% at worst (%s)\n",
+                rep.rows, rep.kernels_measured, rep.pairs, rep.kernels, rep.loo_geomean, rep.loo_worst,
+                rep.loo_worst_pair[0] ? rep.loo_worst_pair : "none", 100 * (rep.geomean_regret - 1),
+                100 * (rep.worst_regret - 1), rep.worst_pair[0] ? rep.worst_pair : "none");
     rc = KGC_OK;
 done:
     if (mem)

@@ -33,7 +33,8 @@
 # KGEN_CATALOGUE_LAYOUTS (default "nn nt tn tt") the layouts step 2 times.
 # KGEN_CATALOGUE_KEEP=FILE measures a catalogue again instead: FILE's kernels
 # are the candidates (no step 2b), and step 4 keeps them all, in FILE's order
-# (after a change to their templates, or on another GPU of the architecture).
+# (after a change to their templates that keeps their parameters, or on another
+# GPU of the architecture).
 # A WORK_DIR given again resumes (its candidates, and what its database
 # holds is not timed again): a run may be split over several sessions.
 # Rebuild libkgen afterwards: the catalogue is embedded at build time.
@@ -208,7 +209,8 @@ KEEP=
 [ -z "${KGEN_CATALOGUE_KEEP:-}" ] || KEEP=$(from_caller "$KGEN_CATALOGUE_KEEP")
 if [ -n "$KEEP" ] && [ -r "$KEEP" ]; then
     # inside the repository: named from its root, as the file's header shows it
-    KEEP=$(cd "$(dirname "$KEEP")" && pwd -P)/$(basename "$KEEP") || exit 2
+    d=$(cd "$(dirname "$KEEP")" && pwd -P) || exit 2
+    KEEP=$d/$(basename "$KEEP")
     KEEP=${KEEP#"$(pwd -P)/"}
 fi
 if [ -n "$KEEP" ] && { [ ! -r "$KEEP" ] || [ -n "$NKERN" ] || [ -n "${KGEN_CATALOGUE_TUNE:-}" ]; }; then
@@ -256,20 +258,23 @@ t0=$(date +%s)
 # its database holds
 FROM="$WORK/candidates.txt"
 NTUNE=${KGEN_CATALOGUE_TUNE:-0}   # step 2b: none unless asked, or 12 with new candidates (below)
-if [ -s "$WORK/candidates.txt" ]; then
-    echo "build-catalogue.sh: resuming with $WORK/candidates.txt and $WORK/build.db"
-    [ -z "$KEEP" ] || FROM="the kernels of $KEEP"
-elif [ -n "$KEEP" ]; then
-    # a catalogue measured again: its kernels, as a --configs list
+if [ -n "$KEEP" ]; then
+    # a catalogue measured again: its kernels, as a --configs list (a WORK_DIR resumed must hold the same)
     awk '/^kernel / { printf "%s", $3; for (i = 10; i <= NF; i++) printf " %s", $i; print "" }' "$KEEP" \
         > "$WORK/candidates.new" || exit 1
     if [ ! -s "$WORK/candidates.new" ]; then
         echo "build-catalogue.sh: no kernel lines in $KEEP" >&2
         exit 1
     fi
+    if [ -s "$WORK/candidates.txt" ] && ! cmp -s "$WORK/candidates.new" "$WORK/candidates.txt"; then
+        echo "build-catalogue.sh: $WORK/candidates.txt is not the kernels of $KEEP: give another WORK_DIR" >&2
+        exit 1
+    fi
     mv "$WORK/candidates.new" "$WORK/candidates.txt" || exit 1
     echo "build-catalogue.sh: measuring again the $(wc -l < "$WORK/candidates.txt") kernels of $KEEP"
     FROM="the kernels of $KEEP"
+elif [ -s "$WORK/candidates.txt" ]; then
+    echo "build-catalogue.sh: resuming with $WORK/candidates.txt and $WORK/build.db"
 elif [ -r "catalogue/candidates-sm_$ARCH.txt" ] && [ -z "${KGEN_CATALOGUE_NEW_CANDIDATES:-}" ]; then
     # the committed catalogue's candidates: a rebuild measures the same kernels
     cp "catalogue/candidates-sm_$ARCH.txt" "$WORK/candidates.txt" || exit 1

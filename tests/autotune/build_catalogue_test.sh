@@ -112,4 +112,21 @@ KGEN_CATALOGUE_KEEP="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_KERNELS=12 run 2 "
 KGEN_CATALOGUE_KEEP="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_TUNE=4 run 2 "it keeps its own kernels" \
     sh "$SCRIPT" "$tmp/b" "$tmp/work"
 check "kgen was not run for a bad KGEN_CATALOGUE_KEEP" test ! -e "$tmp/ran"
+# KEEP on a WORK_DIR that holds other candidates: refused before anything is timed (a stand-in kgen that
+# answers `device` and records any other command)
+mkdir -p "$tmp/d/cli" "$tmp/kw"
+# shellcheck disable=SC2016 # the stand-in's own $1
+printf '#!/bin/sh
+[ "$1" = device ] && { echo "  Compute capability 9.0 (sm_90)"; exit 0; }
+touch "%s/ran2"
+exit 1
+' \
+    "$tmp" >"$tmp/d/cli/kgen"
+chmod +x "$tmp/d/cli/kgen"
+echo "matmul_warp bm=64 bn=64" >"$tmp/kw/candidates.txt"
+KGEN_CATALOGUE_KEEP="$SRC/catalogue/sm_90.txt" sh "$SCRIPT" "$tmp/d" "$tmp/kw" >"$tmp/out" 2>"$tmp/err"
+check "KEEP on a WORK_DIR of other candidates exits 1" test $? = 1
+check "... saying so" grep -q "candidates.txt is not the kernels of catalogue/sm_90.txt" "$tmp/err"
+check "... before any timing" test ! -e "$tmp/ran2"
+check "... its candidates untouched" test "$(cat "$tmp/kw/candidates.txt")" = "matmul_warp bm=64 bn=64"
 finish

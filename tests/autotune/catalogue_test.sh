@@ -101,12 +101,18 @@ check "--kernels: the header names the catalogue measured again" \
 check "--kernels: each kernel's times are its measured ones" \
     test "$(awk '/^time /{ print $2, $3, $4, $5, $6 }' "$tmp/keep.txt")" = \
     "$(awk '/^time /{ print $2, $3, $4, $5, $8 }' "$tmp/cat.txt")"
-# a kernel the export did not measure: an error naming it, nothing written
-sed 's/^kernel 2 \([a-z_]*\) /kernel 2 \1 /; /^kernel 2 /s/ bk=[0-9]* / bk=64 /' "$tmp/cat.txt" >"$tmp/other.txt"
+check "--kernels: its report says kept, against the fastest of them" \
+    grep -q "the 3 of $tmp/rev.txt kept. kg_matmul's choice from them" "$tmp/k.err"
+# a kernel the export did not measure, another architecture's catalogue: an error naming it, nothing written
+sed '/^kernel 2 /s/ bk=[0-9]* / bk=64 /' "$tmp/cat.txt" >"$tmp/other.txt"
 expect 2 "kernel 2 of $tmp/other.txt" catalogue make "$DATA" --kernels "$tmp/other.txt" --date 2026-11-25 -o "$tmp/x.txt"
+sed 's/^arch 90$/arch 80/' "$tmp/cat.txt" >"$tmp/sm80.txt"
+expect 2 "$tmp/sm80.txt is a catalogue for sm_80; the export measured sm_90" catalogue make "$DATA" \
+    --kernels "$tmp/sm80.txt" --date 2026-11-25 -o "$tmp/x.txt"
 expect 2 "keeps that catalogue's kernels" catalogue make "$DATA" --kernels "$tmp/cat.txt" --max-kernels 3 \
     --date 2026-11-25 -o "$tmp/x.txt"
 expect 1 "cannot open" catalogue make "$DATA" --kernels "$tmp/none.txt" --date 2026-11-25 -o "$tmp/x.txt"
+check "--kernels: nothing written on an error" test ! -e "$tmp/x.txt"
 
 # the tuner's default strategy measures the catalogue's picks for the shape first (autotune/README.md):
 # with this three-kernel catalogue, its kernels that the default space holds are among the first 4 timed
