@@ -267,6 +267,12 @@ static int test_realigned_red(kg_context *ctx)
         {"bm=32 bn=128 bk=8 wm=32 wn=64 tm=4 tn=8 ln=8 stages=3 vec=1 cc=1 splitk=2 red=4", "nn tt"},
         {"bm=64 bn=64 bk=8 wm=16 wn=64 tm=2 tn=4 ln=16 stages=2 vec=1 splitk=4 red=4", "nt tn"},
         {"bm=64 bn=64 bk=32 wm=32 wn=32 wk=2 stages=1 vec=1 splitk=3 red=4", "nn tt"},
+        /* lanes along N: 4 (two passes), 32 (one), 2 with 8-float runs and 8-byte copies, 1 (eight passes:
+         * a lane's next run is its own) */
+        {"bm=64 bn=64 bk=16 wm=32 wn=32 tm=4 tn=4 ln=4 stages=2 vec=1 splitk=3 red=4", "nt tn"},
+        {"bm=32 bn=128 bk=8 wm=8 wn=128 tm=1 tn=4 ln=32 stages=2 vec=1 splitk=2 red=4", "nn tt"},
+        {"bm=64 bn=64 bk=8 wm=64 wn=32 tm=4 tn=8 ln=2 stages=2 vec=2 splitk=4 red=4", "nt"},
+        {"bm=64 bn=32 bk=8 wm=64 wn=32 tm=2 tn=4 ln=1 stages=2 vec=1 splitk=2 red=4", "nn tn"},
         {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=4 cc=1 splitk=4 red=4", "nt"},
         {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=1 vec=4 sk=2 red=4 xb=1", "nt"},
     };
