@@ -12,9 +12,9 @@ local LANES = { "x", "y", "z", "w" }
 local VEC_TYPE = copy.VEC_TYPE
 
 -- red = 4 in a split-K kernel with 4- or 8-byte copies where C's rows are
--- not 16-byte granular (ldc not a multiple of 4, or C not 16-byte aligned): each row has its own alignment, so a thread's
--- run of tn columns straddles 16-byte boundaries and would take tn single
--- atomics. Instead the additions are realigned: with s the floats from the
+-- not 16-byte granular (ldc not a multiple of 4, or C not 16-byte
+-- aligned): each row has its own alignment, so a thread's run of tn
+-- columns straddles 16-byte boundaries and would take tn single atomics. Instead the additions are realigned: with s the floats from the
 -- run's start to the row's next boundary (the same for every run of the
 -- row: runs start at multiples of 4), a thread adds the 4-float groups that
 -- start s, s + 4, ... into its run, the last taking the first s floats of
