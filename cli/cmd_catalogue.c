@@ -1,5 +1,5 @@
 /*
- * cmd_catalogue.c -- `kgen catalogue candidates|make`: the two steps of
+ * cmd_catalogue.c -- `kgen catalogue candidates|make|kernels`: the steps of
  * building a kernel catalogue that are not a tuning run
  * (scripts/build-catalogue.sh runs them around `kgen tune --configs` and
  * `kgen db export`; catalogue/README.md).
@@ -14,7 +14,7 @@
 #include "cli.h"
 #include "runtime/catalogue.h"
 
-static const char usage_line[] = "kgen catalogue candidates|make ... (see 'kgen help catalogue')";
+static const char usage_line[] = "kgen catalogue candidates|make|kernels ... (see 'kgen help catalogue')";
 
 /* The list as `--configs` reads it. */
 static int write_list(const char *path, const kgi_config_list *l, const char *shapes, int arch)
@@ -108,6 +108,21 @@ done:
     return rc;
 }
 
+/* A catalogue file read by the catalogue's own parser: KGC_OK, KGC_FAIL (unreadable) or KGC_USAGE
+ * (not a catalogue), the reason printed after `what`. */
+static int read_catalogue(const char *what, const char *path, kgi_catalogue **out)
+{
+    size_t len;
+    char *text = kgc_slurp(path, &len), err[1024];
+    if (!text)
+        return KGC_FAIL;
+    int bad = kgi_catalogue_parse(text, len, path, out, err, sizeof err);
+    free(text);
+    if (bad)
+        fprintf(stderr, "kgen: %s: %s\n", what, err);
+    return bad ? KGC_USAGE : KGC_OK;
+}
+
 static int make(int argc, char **argv)
 {
     const char *maxk = NULL, *tol = NULL, *maxr = NULL, *device = NULL, *driver = NULL, *date = NULL, *command = NULL,
@@ -122,8 +137,8 @@ static int make(int argc, char **argv)
     int rc = kgc_open(&ctx, KG_DEVICE_NONE, NULL);
     if (rc)
         return rc;
-    char *text = NULL, *buf = NULL, *ktext = NULL;
-    size_t len = 0, blen = 0, klen = 0;
+    char *text = NULL, *buf = NULL;
+    size_t len = 0, blen = 0;
     FILE *mem = NULL;
     kgi_catalogue *kept = NULL;
     kgc_args args;
@@ -161,14 +176,9 @@ static int make(int argc, char **argv)
     }
     rc = KGC_FAIL;
     if (keep) {
-        char kerr[1024];
-        if (!(ktext = kgc_slurp(keep, &klen)))
+        if ((rc = read_catalogue("catalogue make --kernels", keep, &kept)) != KGC_OK)
             goto done;
-        if (kgi_catalogue_parse(ktext, klen, keep, &kept, kerr, sizeof kerr) != 0) {
-            fprintf(stderr, "kgen: catalogue make --kernels: %s\n", kerr);
-            rc = KGC_USAGE;
-            goto done;
-        }
+        rc = KGC_FAIL;
         o.keep = kept;
         o.keep_path = keep;
     }
@@ -219,8 +229,49 @@ done:
         fclose(mem);
     free(buf);
     free(text);
-    free(ktext);
     kgi_catalogue_free(kept);
+    kg_context_close(ctx);
+    return rc;
+}
+
+/* `kgen catalogue kernels CATALOGUE`: its kernels as a --configs list, in its order (what
+ * build-catalogue.sh times to measure a catalogue again), read by the catalogue's own parser. */
+static int kernels(int argc, char **argv)
+{
+    const char *output = NULL;
+    const kgc_opt own[] = {{"-o", "--output", 1, &output}, {NULL, NULL, 0, NULL}};
+    kg_context *ctx;
+    int rc = kgc_open(&ctx, KG_DEVICE_NONE, NULL);
+    if (rc)
+        return rc;
+    char *buf = NULL;
+    size_t blen = 0;
+    FILE *mem = NULL;
+    kgi_catalogue *c = NULL;
+    kgc_args args;
+    if ((rc = kgc_parse(ctx, argc, argv, own, 1, &args)) != KGC_OK)
+        goto done;
+    rc = KGC_USAGE;
+    if (args.nparam > 0 || args.npositional != 1) {
+        fprintf(stderr, "kgen: catalogue kernels takes one CATALOGUE file and no template parameters\n");
+        goto done;
+    }
+    if ((rc = read_catalogue("catalogue kernels", args.positional[0], &c)) != KGC_OK)
+        goto done;
+    rc = KGC_FAIL;
+    if (!(mem = open_memstream(&buf, &blen)))
+        goto done;
+    for (int i = 0; i < c->nkernels; i++)
+        fprintf(mem, "%s %s\n", c->kernels[i].tmpl, c->kernels[i].config);
+    int closed = fclose(mem);
+    mem = NULL;
+    if (closed == 0 && kgc_write_file(output, buf, blen) == 0)
+        rc = KGC_OK;
+done:
+    if (mem)
+        fclose(mem);
+    free(buf);
+    kgi_catalogue_free(c);
     kg_context_close(ctx);
     return rc;
 }
@@ -235,6 +286,8 @@ int kgc_cmd_catalogue(int argc, char **argv)
         return candidates(argc - 1, argv + 1);
     if (strcmp(argv[1], "make") == 0)
         return make(argc - 1, argv + 1);
-    fprintf(stderr, "kgen: unknown catalogue command '%s' (candidates, make)\n", argv[1]);
+    if (strcmp(argv[1], "kernels") == 0)
+        return kernels(argc - 1, argv + 1);
+    fprintf(stderr, "kgen: unknown catalogue command '%s' (candidates, make, kernels)\n", argv[1]);
     return KGC_USAGE;
 }

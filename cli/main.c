@@ -107,7 +107,7 @@ static const command commands[] = {
      "  (exit status 0), export fails (1). A failed import or merge changes nothing\n"
      "  and creates no file or folder.\n"},
     {"catalogue", kgc_cmd_catalogue,
-     "kgen catalogue candidates|make ...   (steps of scripts/build-catalogue.sh)\n"
+     "kgen catalogue candidates|make|kernels ...   (steps of scripts/build-catalogue.sh)\n"
      "  candidates --shapes FILE [--arch sm_XY] [--template T] [--per-shape N] [--max N]\n"
      "      [--per-kind N] [--whole-below N] [-o FILE]\n"
      "      the configurations worth timing for these shapes: per layout, the model's top N\n"
@@ -125,7 +125,9 @@ static const command commands[] = {
      "      a choice more than R (2.0) times slower than the best. Writes the catalogue file\n"
      "      (catalogue/README.md) with every time measured for them. --kernels keeps exactly\n"
      "      CATALOGUE's kernels, in its order (a catalogue measured again: after a template\n"
-     "      change, or on another GPU of its architecture).\n"},
+     "      change, or on another GPU of its architecture).\n"
+     "  kernels CATALOGUE [-o FILE]\n"
+     "      the catalogue's kernels as a --configs list, in its order.\n"},
 };
 
 static const char common_usage[] =

@@ -260,8 +260,7 @@ FROM="$WORK/candidates.txt"
 NTUNE=${KGEN_CATALOGUE_TUNE:-0}   # step 2b: none unless asked, or 12 with new candidates (below)
 if [ -n "$KEEP" ]; then
     # a catalogue measured again: its kernels, as a --configs list (a WORK_DIR resumed must hold the same)
-    awk '/^kernel / { printf "%s", $3; for (i = 10; i <= NF; i++) printf " %s", $i; print "" }' "$KEEP" \
-        > "$WORK/candidates.new" || exit 1
+    "$KGEN" catalogue kernels "$KEEP" -o "$WORK/candidates.new" || exit 1
     if [ ! -s "$WORK/candidates.new" ]; then
         echo "build-catalogue.sh: no kernel lines in $KEEP" >&2
         exit 1

@@ -4,9 +4,10 @@
 # choice of shapes (--roofline-shapes) and of new candidates (--tuned-winners)
 # on small exports; bad input refused before anything runs.
 #
-#   build_catalogue_test.sh SOURCE_ROOT
+#   build_catalogue_test.sh SOURCE_ROOT KGEN
 set -u
 SRC=$1
+KGEN_BIN=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # shellcheck source=tests/kgen_checks.sh
@@ -113,15 +114,15 @@ KGEN_CATALOGUE_KEEP="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_TUNE=4 run 2 "it k
     sh "$SCRIPT" "$tmp/b" "$tmp/work"
 check "kgen was not run for a bad KGEN_CATALOGUE_KEEP" test ! -e "$tmp/ran"
 # KEEP on a WORK_DIR that holds other candidates: refused before anything is timed (a stand-in kgen that
-# answers `device` and records any other command)
+# answers `device`, passes `catalogue` to the real one and records any other command)
 mkdir -p "$tmp/d/cli" "$tmp/kw"
-# shellcheck disable=SC2016 # the stand-in's own $1
+# shellcheck disable=SC2016 # the stand-in's own $1 and $@
 printf '#!/bin/sh
 [ "$1" = device ] && { echo "  Compute capability 9.0 (sm_90)"; exit 0; }
+[ "$1" = catalogue ] && exec "%s" "$@"
 touch "%s/ran2"
 exit 1
-' \
-    "$tmp" >"$tmp/d/cli/kgen"
+' "$KGEN_BIN" "$tmp" >"$tmp/d/cli/kgen"
 chmod +x "$tmp/d/cli/kgen"
 echo "matmul_warp bm=64 bn=64" >"$tmp/kw/candidates.txt"
 KGEN_CATALOGUE_KEEP="$SRC/catalogue/sm_90.txt" sh "$SCRIPT" "$tmp/d" "$tmp/kw" >"$tmp/out" 2>"$tmp/err"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# catalogue_test.sh -- `kgen catalogue candidates|make`, no GPU: the model's
+# catalogue_test.sh -- `kgen catalogue candidates|make|kernels`, no GPU: the model's
 # candidates for a few shapes, and a catalogue made from a measured export
 # (data/catalogue_pilot_h200.csv: 10 configurations timed by `kgen tune
 # --configs` at 10 training shapes in nn and nt on an H200, 2026-11-23).
@@ -101,6 +101,14 @@ check "--kernels: the header names the catalogue measured again" \
 check "--kernels: each kernel's times are its measured ones" \
     test "$(awk '/^time /{ print $2, $3, $4, $5, $6 }' "$tmp/keep.txt")" = \
     "$(awk '/^time /{ print $2, $3, $4, $5, $8 }' "$tmp/cat.txt")"
+sed 's/^kernel 2 /kernel 7 /' "$tmp/rev.txt" >"$tmp/bad.txt"
+# kernels: a catalogue's kernels as a --configs list, in its order (what build-catalogue.sh times for KEEP)
+"$KGEN" catalogue kernels "$tmp/rev.txt" -o "$tmp/rev.cfg"
+check "kernels: exits 0" test $? = 0
+check "kernels: template and configuration of each, in the file's order" \
+    test "$(cat "$tmp/rev.cfg")" = "$(cut_kernels "$tmp/rev.txt")"
+expect 2 "kernels: $tmp/bad.txt" catalogue kernels "$tmp/bad.txt"
+expect 2 "one CATALOGUE file" catalogue kernels
 check "--kernels: its report says kept, against the fastest of them" \
     grep -q "the 3 of $tmp/rev.txt kept. kg_matmul's choice from them" "$tmp/k.err"
 # a kernel the export did not measure, another architecture's catalogue: an error naming it, nothing written
