@@ -161,8 +161,11 @@ static int template_index(kgi_space *sp, kgi_host *h, const char *tmpl, char *er
     }
     snprintf(t->name, sizeof t->name, "%s", tmpl);
     t->version = info.version < 0 ? 0 : info.version;
-    for (int p = 0; p < np; p++)
+    for (int p = 0; p < np; p++) {
         snprintf(t->param[p], sizeof t->param[0], "%s", info.param[p].name);
+        if (info.param[p].omit_default)
+            snprintf(t->omitted[p], sizeof t->omitted[0], "%s", info.param[p].dflt);
+    }
     t->nparams = np;
     return sp->ntmpl++;
 }
@@ -289,7 +292,10 @@ static kg_status dim_values(kgi_host *h, kgi_walk *w, kgi_space_tmpl *t, const k
     for (int i = 0; i < nc; i++) {
         char why[512], again[32];
         memcpy(d->text[i], canon[i], sizeof d->text[0]);
-        snprintf(d->piece[i], sizeof d->piece[0], " %.31s=%.31s", name, canon[i]);
+        if (t->omitted[p][0] && strcmp(canon[i], t->omitted[p]) == 0)
+            d->piece[i][0] = '\0'; /* canonical text leaves it out */
+        else
+            snprintf(d->piece[i], sizeof d->piece[0], " %.31s=%.31s", name, canon[i]);
         d->slot[i] = kgi_walk_add_value(w, p, canon[i], again, sizeof again, why, sizeof why);
         d->raw[i] = raw_index(t, p, canon[i]);
         if (d->slot[i] < 0 || d->raw[i] < 0) {
@@ -307,7 +313,9 @@ static void config_text(const kgi_space_tmpl *t, const dim *dims, const int *idx
 {
     size_t used = 0;
     for (int p = 0; p < t->nparams; p++) {
-        const char *piece = dims[p].piece[idx[p]] + (p == 0);
+        const char *piece = dims[p].piece[idx[p]];
+        if (used == 0 && piece[0] == ' ')
+            piece++;
         size_t n = strlen(piece);
         if (used + n >= len)
             break;
@@ -679,7 +687,9 @@ kg_status kgi_space_add_config(kgi_space *sp, kgi_host *h, const char *tmpl, con
     kgi_space_tmpl *t = &sp->tmpl[ti];
     for (int q = 0; q < t->nparams; q++) {
         char v[32];
-        if (kgi_config_text_get(canon, t->param[q], v, sizeof v) != 0) {
+        if (kgi_config_text_get(canon, t->param[q], v, sizeof v) != 0 && t->omitted[q][0])
+            snprintf(v, sizeof v, "%s", t->omitted[q]);
+        else if (kgi_config_text_get(canon, t->param[q], v, sizeof v) != 0) {
             snprintf(err, errlen, "template '%s': its canonical configuration '%s' has no %s", tmpl, canon,
                      t->param[q]);
             return KG_ERR_TEMPLATE;

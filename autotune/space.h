@@ -98,6 +98,9 @@ typedef struct kgi_space_tmpl {
     int version;
     int nparams;               /* all parameters, canonical order */
     char param[KGI_SPACE_MAX_DIMS][32];
+    /* a parameter that canonical text leaves out at its default: the
+     * default (else "") */
+    char omitted[KGI_SPACE_MAX_DIMS][32];
     int nvalues[KGI_SPACE_MAX_DIMS]; /* distinct values among its candidates */
     char (*value)[KGI_SPACE_MAX_VALUES][32]; /* per parameter: the values seen, by raw index */
     int nraw[KGI_SPACE_MAX_DIMS];

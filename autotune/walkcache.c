@@ -20,7 +20,7 @@
 
 #include "autotune/walkcache.h"
 
-#define WALK_FORMAT 1
+#define WALK_FORMAT 2
 #define EXT "walk"
 
 #ifndef KGEN_VERSION
@@ -124,6 +124,7 @@ unsigned char *kgi_walkcache_encode(const kgi_space *sp, size_t *len)
         put_u(&o, (uint64_t)t->nparams, 4);
         for (int p = 0; p < t->nparams; p++) {
             put_fixed(&o, t->param[p], 32);
+            put_fixed(&o, t->omitted[p], 32);
             put_u(&o, (uint64_t)t->nraw[p], 4);
             for (int v = 0; v < t->nraw[p]; v++)
                 put_fixed(&o, t->value[p][v], 32);
@@ -247,6 +248,7 @@ static int decode_templates(in *i, kgi_space *sp)
         t->nparams = (int)np;
         for (int p = 0; p < t->nparams; p++) {
             get_fixed(i, t->param[p], sizeof t->param[0]);
+            get_fixed(i, t->omitted[p], sizeof t->omitted[0]);
             uint64_t nv = get_u(i, 4);
             if (i->bad || nv > KGI_SPACE_MAX_VALUES)
                 return -1;
@@ -274,9 +276,13 @@ static int decode_candidates(in *i, kgi_space *sp, const kgi_res *res, uint64_t 
         return -1;
     for (int ti = 0; ti < sp->ntmpl; ti++)
         for (int p = 0; p < sp->tmpl[ti].nparams; p++)
-            for (int v = 0; v < sp->tmpl[ti].nraw[p]; v++)
+            for (int v = 0; v < sp->tmpl[ti].nraw[p]; v++) {
+                const kgi_space_tmpl *t = &sp->tmpl[ti];
+                if (t->omitted[p][0] && strcmp(t->value[p][v], t->omitted[p]) == 0)
+                    continue; /* canonical text leaves it out: an empty piece */
                 pc[ti].len[p][v] = (unsigned char)snprintf(pc[ti].text[p][v], sizeof pc[ti].text[p][v], " %.31s=%.31s",
-                                                           sp->tmpl[ti].param[p], sp->tmpl[ti].value[p][v]);
+                                                           t->param[p], t->value[p][v]);
+            }
     char config[KGI_SPACE_MAX_DIMS * 72 + 1];
     int rc = 0;
     for (uint64_t c = 0; c < n && rc == 0; c++) {

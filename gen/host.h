@@ -115,6 +115,7 @@ kg_status kgi_host_parse(kgi_host *h, const char *tmpl, const char *config, char
 typedef struct kgi_param {
     char name[32];
     char dflt[32];             /* its default */
+    int omit_default;          /* canonical text leaves it out at its default */
     char allowed[64];          /* "1,2,4" or "1..512", cut to fit */
     char doc[512];
 } kgi_param;

@@ -81,7 +81,9 @@ kg_status kgi_host_template_info(kgi_host *h, const char *tmpl, kgi_template_inf
         text_of(L, p->name, sizeof p->name);
         lua_getfield(L, -2, "default");
         text_of(L, p->dflt, sizeof p->dflt);
-        lua_pop(L, 2);
+        lua_getfield(L, -3, "omit_default");
+        p->omit_default = lua_toboolean(L, -1);
+        lua_pop(L, 3);
         allowed_text(L, p->allowed, sizeof p->allowed);
         lua_getfield(L, -1, "doc");
         text_of(L, p->doc, sizeof p->doc);

@@ -137,11 +137,17 @@ function M.complete(params, given)
   return cfg
 end
 
--- The canonical text of a configuration: every parameter, in declaration order.
+-- The canonical text of a configuration: every parameter, in declaration
+-- order, except one declared `omit_default` that is at its default (a
+-- parameter added to a template after its kernels were tuned and catalogued
+-- leaves the text, the id and the kernel of every configuration that does
+-- not set it as they were).
 function M.canonical(params, cfg)
   local t = {}
   for _, p in ipairs(params) do
-    t[#t + 1] = p.name .. "=" .. tostring(cfg[p.name])
+    if not (p.omit_default and cfg[p.name] == p.default) then
+      t[#t + 1] = p.name .. "=" .. tostring(cfg[p.name])
+    end
   end
   return table.concat(t, " ")
 end
