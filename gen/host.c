@@ -736,6 +736,40 @@ kg_status kgi_host_render(kgi_host *h, const char *tmpl, const char *config, con
         }
         src->geo.pack_multiple = (unsigned)mult;
     }
+    lua_pop(L, 1);
+    if (lua_getfield(L, -1, "workspace") == LUA_TTABLE) {
+        lua_Integer v[3] = {0, 0, 0};
+        static const char *const key[3] = {"tile_m", "tile_n", "waves"};
+        for (int i = 0; i < 3; i++) {
+            lua_getfield(L, -1, key[i]);
+            v[i] = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
+            lua_pop(L, 1);
+        }
+        lua_getfield(L, -1, "entry");
+        snprintf(src->ws_entry, sizeof src->ws_entry, "%s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "");
+        lua_pop(L, 1);
+        int post = lua_getfield(L, -1, "post") == LUA_TTABLE;
+        if (post) {
+            lua_getfield(L, -1, "entry");
+            snprintf(src->post_entry, sizeof src->post_entry, "%s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "");
+            lua_pop(L, 1);
+        }
+        if (!post || !src->ws_entry[0] || !src->post_entry[0] || v[0] < 1 || v[0] > 1024 || v[1] < 1 || v[1] > 1024 || v[2] < 1 ||
+            v[2] > 16) {
+            snprintf(err, errlen,
+                     "template '%s': render().workspace needs an `entry` string, tile_m and tile_n (1-1024), "
+                     "waves (1-16) and `post` = { entry, block, grid }",
+                     src->template_name);
+            st = KG_ERR_TEMPLATE;
+            goto fail;
+        }
+        if ((st = read_geometry(h, &src->post_geo, err, errlen)) != KG_OK)
+            goto fail;
+        memcpy(src->post_geo.layout, src->geo.layout, sizeof src->post_geo.layout);
+        src->geo.ws_tile_m = (unsigned)v[0];
+        src->geo.ws_tile_n = (unsigned)v[1];
+        src->geo.ws_waves = (unsigned)v[2];
+    }
     lua_settop(L, top);
     *out = src;
     return KG_OK;

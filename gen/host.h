@@ -62,6 +62,13 @@ typedef struct kgi_geometry {
      * pointer (16 bytes) or contiguous M or N extent is not such a multiple.
      * 0: no packing. */
     unsigned pack_multiple;
+    /* Not 0: where C's rows (ldc, the pointer) are not 16-byte granular
+     * the launcher runs kg_source's workspace variant of the main kernel
+     * instead of the pre and main kernels, then its post kernel, both given
+     * a last argument `float* W`: a zeroed workspace of min(tiles, ws_waves
+     * x the variant's persistent grid) tiles of ws_tile_m x ws_tile_n
+     * floats (matmul_warp's stream-K with skw = 1). */
+    unsigned ws_tile_m, ws_tile_n, ws_waves;
     char layout[3];
 } kgi_geometry;
 
@@ -82,6 +89,12 @@ struct kg_source {
      * grid (ceil(max(ldap, ldbp) / 1024), rows up to 65535, 2), 256 threads;
      * z = 0 packs A and z = 1 B, an operand given 0 rows is left alone. */
     char pack_entry[160];
+    /* When geo.ws_waves > 0 (else both empty): the workspace variant of
+     * `entry` (its geometry) and the post kernel launched after it (the
+     * arguments and W, on post_geo's grid). */
+    char ws_entry[160];
+    char post_entry[160];
+    kgi_geometry post_geo;
     char config[512];       /* canonical */
     char template_name[64];
     int template_version;

@@ -64,6 +64,7 @@ static int resolve(void *h)
         SYM(MemcpyDtoH, "cuMemcpyDtoH_v2"),
         SYM(MemcpyDtoD, "cuMemcpyDtoD_v2"),
         SYM(MemsetD32, "cuMemsetD32_v2"),
+        SYM(MemsetD32Async, "cuMemsetD32Async"),
         SYM(ModuleLoadData, "cuModuleLoadData"),
         SYM(ModuleUnload, "cuModuleUnload"),
         SYM(ModuleGetFunction, "cuModuleGetFunction"),
@@ -273,7 +274,7 @@ kg_status kgi_workspace_alloc(kg_context *ctx, size_t bytes, CUstream stream, CU
         kgi_drv_leave(ctx);
         return kgi_fail(ctx, KG_ERR_DRIVER,
                         "the CUDA driver lacks %s (stream-ordered allocation, CUDA 11.2+), which the workspace "
-                        "of a pack=1 kernel needs; use pack=0", missing);
+                        "of a pack=1 or skw=1 kernel needs; use pack=0 and skw=0", missing);
     }
     CUresult rc = CUDA_SUCCESS;
     if (!d->pool) {
@@ -303,7 +304,7 @@ kg_status kgi_workspace_alloc(kg_context *ctx, size_t bytes, CUstream stream, CU
     if (rc != CUDA_SUCCESS) {
         *out = 0;
         char call[96];
-        snprintf(call, sizeof call, "cuMemAllocFromPoolAsync of a %zu-byte workspace (packed operands)", bytes);
+        snprintf(call, sizeof call, "cuMemAllocFromPoolAsync of a %zu-byte workspace", bytes);
         return kgi_cu_fail(ctx, cu, call, rc);
     }
     return KG_OK;

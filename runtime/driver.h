@@ -37,6 +37,7 @@ typedef struct kgi_cu {
     CUresult (*MemcpyDtoH)(void *dst, CUdeviceptr src, size_t bytes);
     CUresult (*MemcpyDtoD)(CUdeviceptr dst, CUdeviceptr src, size_t bytes);
     CUresult (*MemsetD32)(CUdeviceptr dst, unsigned int value, size_t count);
+    CUresult (*MemsetD32Async)(CUdeviceptr dst, unsigned int value, size_t count, CUstream stream);
     CUresult (*ModuleLoadData)(CUmodule *mod, const void *image);
     CUresult (*ModuleUnload)(CUmodule mod);
     CUresult (*ModuleGetFunction)(CUfunction *fn, CUmodule mod, const char *name);

@@ -13,9 +13,12 @@ struct kg_kernel {
     CUfunction fn;
     CUfunction pre_fn;       /* NULL: no pre kernel */
     CUfunction pack_fn;      /* NULL: the kernel reads the caller's operands */
-    kgi_geometry geo, pre_geo;
+    CUfunction ws_fn;        /* geo.ws_waves: fn's workspace variant (else NULL) */
+    CUfunction post_fn;      /* and the kernel that runs after it */
+    kgi_geometry geo, pre_geo, post_geo;
     kg_kernel_info info;
     unsigned persist;        /* a persistent grid ("P"): SMs x fn's blocks per SM */
+    unsigned ws_persist;     /* the same for ws_fn */
     int overlap;             /* launch fn to overlap pre_fn (programmatic dependent launch) */
 };
 

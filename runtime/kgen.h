@@ -193,9 +193,11 @@ typedef struct kg_gemm {
  * the broken one) and launches on `stream` (a CUstream; NULL: default).
  * A kernel with info.pack first copies, on the same stream, each operand
  * whose leading dimension, pointer or contiguous M or N extent is not a
- * multiple of 4 floats (16 bytes) into a workspace with padded rows; the
- * workspace comes from a memory pool the context owns and keeps (its
- * largest size so far) until kg_context_close. */
+ * multiple of 4 floats (16 bytes) into a workspace with padded rows; a
+ * stream-K kernel with skw=1, where C's ldc or pointer is not 16-byte
+ * granular, runs its workspace variant and post kernel (templates/README.md,
+ * `workspace`). Workspaces come from a memory pool the context owns and
+ * keeps (its largest size so far) until kg_context_close. */
 kg_status kg_kernel_launch(kg_context *ctx, const kg_kernel *k, const kg_gemm *g, void *stream);
 
 /*

@@ -15,7 +15,10 @@
  * the caller's do not (lda or ldb, the pointer, or a contiguous M or N
  * extent not a multiple of 4 floats), the launcher first copies them into
  * a workspace from the context's stream-ordered memory pool, padded with
- * zeros, and frees it on the same stream after the launch.
+ * zeros, and frees it on the same stream after the launch. A kernel with a
+ * workspace variant (stream-K's skw = 1) runs it, on a zeroed workspace,
+ * and then its post kernel instead of its pre and main kernels where C's
+ * rows are not 16-byte granular.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -297,7 +300,7 @@ kg_status kgi_load_kernel(kg_context *ctx, const kg_source *src, kg_kernel **out
     const kgi_cu *cu = ctx->drv->cu;
     kg_kernel *k = calloc(1, sizeof *k);
     CUresult rc;
-    int regs, local, sstatic, blocks, pregs, plocal, pstatic, pblocks;
+    int regs, local, sstatic, blocks, pregs, plocal, pstatic, pblocks, wblocks = 0;
     if (!k) {
         st = kgi_fail(ctx, KG_ERR_NOMEM, "out of memory");
         goto done;
@@ -309,12 +312,16 @@ kg_status kgi_load_kernel(kg_context *ctx, const kg_source *src, kg_kernel **out
     if ((rc = cu->ModuleGetFunction(&k->fn, k->module, src->entry)) != CUDA_SUCCESS ||
         (src->pre_entry[0] && (rc = cu->ModuleGetFunction(&k->pre_fn, k->module, src->pre_entry)) != CUDA_SUCCESS) ||
         (src->pack_entry[0] && src->geo.pack_multiple == 4 &&
-         (rc = cu->ModuleGetFunction(&k->pack_fn, k->module, src->pack_entry)) != CUDA_SUCCESS)) {
+         (rc = cu->ModuleGetFunction(&k->pack_fn, k->module, src->pack_entry)) != CUDA_SUCCESS) ||
+        (src->geo.ws_waves &&
+         ((rc = cu->ModuleGetFunction(&k->ws_fn, k->module, src->ws_entry)) != CUDA_SUCCESS ||
+          (rc = cu->ModuleGetFunction(&k->post_fn, k->module, src->post_entry)) != CUDA_SUCCESS))) {
         st = kgi_cu_fail(ctx, cu, "cuModuleGetFunction", rc);
         goto done;
     }
     k->geo = src->geo;
     k->pre_geo = src->pre_geo;
+    k->post_geo = src->post_geo;
     /* sm_90's programmatic dependent launch, where the template promised it
      * and the driver has cuLaunchKernelEx; KGEN_OVERLAP=0 turns it off. */
     {
@@ -324,7 +331,11 @@ kg_status kgi_load_kernel(kg_context *ctx, const kg_source *src, kg_kernel **out
     }
     if ((st = prepare_function(ctx, k->fn, &k->geo, src->entry, &regs, &local, &sstatic, &blocks)) != KG_OK ||
         (k->pre_fn && (st = prepare_function(ctx, k->pre_fn, &k->pre_geo, src->pre_entry, &pregs, &plocal,
-                                             &pstatic, &pblocks)) != KG_OK))
+                                             &pstatic, &pblocks)) != KG_OK) ||
+        (k->ws_fn && ((st = prepare_function(ctx, k->ws_fn, &k->geo, src->ws_entry, &pregs, &plocal, &pstatic,
+                                             &wblocks)) != KG_OK ||
+                      (st = prepare_function(ctx, k->post_fn, &k->post_geo, src->post_entry, &pregs, &plocal,
+                                             &pstatic, &pblocks)) != KG_OK)))
         goto done;
     /* An SM runs blocks of two kernels at once only when their shared-memory
      * carveouts agree: the beta pass (no shared memory) would take the
@@ -355,6 +366,7 @@ kg_status kgi_load_kernel(kg_context *ctx, const kg_source *src, kg_kernel **out
     /* A persistent grid fills every slot where the kernel can be resident;
      * its pre kernel gets the same grid, so both divide the work alike. */
     k->persist = (unsigned)(ctx->limits.ref_sm_count > 0 ? ctx->limits.ref_sm_count : 1) * (unsigned)blocks;
+    k->ws_persist = (unsigned)(ctx->limits.ref_sm_count > 0 ? ctx->limits.ref_sm_count : 1) * (unsigned)wblocks;
     ki->local_bytes = (size_t)local;
     if (ks->n == ks->cap) {
         size_t cap = ks->cap ? ks->cap * 2 : 16;
@@ -450,13 +462,14 @@ kg_status kg_kernel_query(kg_context *ctx, const kg_kernel *k, kg_kernel_info *i
  * blocks may start while the kernel before it (its pre kernel, which allows
  * it) still runs; fn waits for that kernel where it must. */
 static CUresult launch_one(const kgi_cu *cu, CUfunction fn, const kgi_geometry *geo, const unsigned grid[3],
-                           const kg_gemm *g, CUstream stream, int overlap)
+                           const kg_gemm *g, float *const *ws, CUstream stream, int overlap)
 {
     int m = g->m, n = g->n, k = g->k, lda = g->lda, ldb = g->ldb, ldc = g->ldc;
     float alpha = g->alpha, beta = g->beta;
     const float *a = g->a, *b = g->b;
     float *c = g->c;
-    void *args[] = {&m, &n, &k, &alpha, &a, &lda, &b, &ldb, &beta, &c, &ldc};
+    /* ws: the workspace variant's and post kernel's last argument */
+    void *args[] = {&m, &n, &k, &alpha, &a, &lda, &b, &ldb, &beta, &c, &ldc, (void *)ws};
     if (overlap) {
         CUlaunchAttribute attr;
         memset(&attr, 0, sizeof attr);
@@ -533,6 +546,22 @@ static kg_status pack_operands(kg_context *ctx, const kg_kernel *k, const kg_gem
     return KG_OK;
 }
 
+/* geo.ws_waves: does a launch on `g` pass its kernels a workspace? Where
+ * C's rows are not whole 16-byte vectors. */
+static int needs_workspace(const kgi_geometry *geo, const kg_gemm *g)
+{
+    return geo->ws_waves && (g->ldc % 4 != 0 || (uintptr_t)g->c % 16 != 0);
+}
+
+/* The workspace's bytes for a launch on `g` (or a part of it). */
+static size_t workspace_bytes(const kgi_geometry *geo, const kg_gemm *g, unsigned persist)
+{
+    unsigned long long tiles = (unsigned long long)((g->m + geo->ws_tile_m - 1) / geo->ws_tile_m) *
+                               ((g->n + geo->ws_tile_n - 1) / geo->ws_tile_n),
+                       most = (unsigned long long)geo->ws_waves * persist;
+    return (size_t)(tiles < most ? tiles : most) * geo->ws_tile_m * geo->ws_tile_n * 4;
+}
+
 kg_status kg_kernel_launch(kg_context *ctx, const kg_kernel *k, const kg_gemm *g, void *stream)
 {
     if (!ctx || !k || !g)
@@ -553,7 +582,7 @@ kg_status kg_kernel_launch(kg_context *ctx, const kg_kernel *k, const kg_gemm *g
         return st;
     const kgi_cu *cu = ctx->drv->cu;
     kg_gemm pg = *g;
-    CUdeviceptr ws = 0;
+    CUdeviceptr ws = 0, cws = 0;
     if (k->pack_fn && (st = pack_operands(ctx, k, g, (CUstream)stream, &pg, &ws)) != KG_OK) {
         kgi_drv_leave(ctx);
         return st;
@@ -562,22 +591,47 @@ kg_status kg_kernel_launch(kg_context *ctx, const kg_kernel *k, const kg_gemm *g
         for (long long c0 = 0; c0 < pg.n && st == KG_OK; c0 += en) {
             int rows = (int)(pg.m - r0 < em ? pg.m - r0 : em), cols = (int)(pg.n - c0 < en ? pg.n - c0 : en);
             kg_gemm part = sub_gemm(&k->geo, &pg, (int)r0, rows, (int)c0, cols);
+            /* stream-K's workspace variant (geo.ws_waves) where this part's
+             * C is not 16-byte granular: the workspace zeroed, the variant
+             * and the post kernel, which take it, instead of the pre and
+             * main kernels */
+            int use_ws = k->ws_fn && needs_workspace(&k->geo, &part);
+            unsigned persist = use_ws ? k->ws_persist : k->persist;
             unsigned grid[3], pgrid[3];
-            if (!kgi_grid_of(&k->geo, &part, k->persist, grid, why, sizeof why) ||
-                (k->pre_fn && !kgi_grid_of(&k->pre_geo, &part, k->persist, pgrid, why, sizeof why))) {
+            if (!kgi_grid_of(&k->geo, &part, persist, grid, why, sizeof why) ||
+                (use_ws ? !kgi_grid_of(&k->post_geo, &part, persist, pgrid, why, sizeof why)
+                        : k->pre_fn && !kgi_grid_of(&k->pre_geo, &part, persist, pgrid, why, sizeof why))) {
                 st = kgi_fail(ctx, KG_ERR_SHAPE, "%s: %s", k->info.entry, why);
                 break;
             }
             CUresult rc;
-            if (k->pre_fn && (rc = launch_one(cu, k->pre_fn, &k->pre_geo, pgrid, &part, (CUstream)stream, 0)) !=
+            if (use_ws) {
+                size_t bytes = workspace_bytes(&k->geo, &part, persist);
+                if (!cws && (st = kgi_workspace_alloc(ctx, workspace_bytes(&k->geo, &pg, persist), (CUstream)stream,
+                                                      &cws)) != KG_OK)
+                    break;
+                float *w = (float *)(uintptr_t)cws;
+                if ((rc = cu->MemsetD32Async(cws, 0, bytes / 4, (CUstream)stream)) != CUDA_SUCCESS)
+                    st = kgi_cu_fail(ctx, cu, "cuMemsetD32Async (stream-K's workspace)", rc);
+                else if ((rc = launch_one(cu, k->ws_fn, &k->geo, grid, &part, &w, (CUstream)stream, 0)) !=
+                         CUDA_SUCCESS)
+                    st = kgi_cu_fail(ctx, cu, "cuLaunchKernel (workspace variant)", rc);
+                else if ((rc = launch_one(cu, k->post_fn, &k->post_geo, pgrid, &part, &w, (CUstream)stream, 0)) !=
+                         CUDA_SUCCESS)
+                    st = kgi_cu_fail(ctx, cu, "cuLaunchKernel (post kernel)", rc);
+                continue;
+            }
+            if (k->pre_fn && (rc = launch_one(cu, k->pre_fn, &k->pre_geo, pgrid, &part, NULL, (CUstream)stream, 0)) !=
                                  CUDA_SUCCESS)
                 st = kgi_cu_fail(ctx, cu, "cuLaunchKernel (pre kernel)", rc);
-            else if ((rc = launch_one(cu, k->fn, &k->geo, grid, &part, (CUstream)stream, k->overlap)) != CUDA_SUCCESS)
+            else if ((rc = launch_one(cu, k->fn, &k->geo, grid, &part, NULL, (CUstream)stream, k->overlap)) !=
+                     CUDA_SUCCESS)
                 st = kgi_cu_fail(ctx, cu, k->overlap ? "cuLaunchKernelEx" : "cuLaunchKernel", rc);
         }
     }
     /* stream-ordered: the memory returns to the pool once the kernels
      * queued before this on `stream` are done with it */
+    kgi_workspace_free(ctx, cws, (CUstream)stream);
     kgi_workspace_free(ctx, ws, (CUstream)stream);
     kgi_drv_leave(ctx);
     return st;

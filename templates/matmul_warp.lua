@@ -60,7 +60,10 @@
 -- grid: whole waves of tiles one per block, the remaining tiles cut along K
 -- over all blocks and added atomically (sk = 1: the last partial wave and
 -- the full one before it; sk = 2: the last partial wave only, each block's
--- piece before its whole tiles). xb = 1 (register path) loads the next
+-- piece before its whole tiles). skw = 1 adds a variant that the runtime
+-- runs where C's rows are not 16-byte granular: the shared tiles' pieces
+-- add into a workspace in 16-byte reductions and a post kernel adds it
+-- into C (there red = 4 would add one float at a time). xb = 1 (register path) loads the next
 -- tile's first fragments right after the barrier, behind the current
 -- tile's last step of FFMAs. cc = 1 makes single-float copies
 -- share one source pointer per line (lib/warp/copy.lua). raster > 1 walks the blocks in groups of `raster`
@@ -144,6 +147,8 @@ T.params = {
     doc = "stream-K: one block per resident slot (SMs x blocks per SM); 1 spreads the last partial wave of tiles and the full wave before it over all blocks by K iterations, 2 only the last partial wave's tiles, each block's shared piece first, before its whole tiles" },
   { name = "red", type = "int", default = 1, values = { 1, 4 },
     doc = "split-K and stream-K: floats per atomic addition into C (4: sm_90 red.global.add.v4.f32; needs tn % 4 == 0; with splitk > 1 and vec < 4, where C's rows are not 16-byte aligned, each row's additions are regrouped at its 16-byte boundaries through warp shuffles)" },
+  { name = "skw", type = "int", default = 0, values = { 0, 1 }, omit_default = true,
+    doc = "stream-K with red=4: 1 gives the kernel a variant that the runtime launches where C's rows are not whole 16-byte vectors (ldc or the pointer): the shared tiles' pieces add into a zeroed workspace in 16-byte reductions and a post kernel adds it into C, instead of one float at a time into C" },
   { name = "minb", type = "int", default = 1, values = { 1, 2, 3, 4 },
     doc = "blocks per SM the registers must allow (__launch_bounds__' second argument; 1: no cap)" },
   { name = "bounds", type = "int", default = 1, values = { 0, 1 },
@@ -182,6 +187,7 @@ T.space = {
   cc = { 0, 1 },
   sk = { 0, 1, 2 },
   red = { 1, 4 },
+  skw = { 0, 1 },
   minb = { 1, 2 },
   bounds = { 1 },
 }
@@ -249,6 +255,10 @@ function T.check(cfg, limits)
   end
   if cfg.sk > 0 and cfg.splitk > 1 then
     return fail("sk=%d (stream-K) divides K itself; it does not combine with splitk=%d: use splitk=1", cfg.sk, cfg.splitk)
+  end
+  if cfg.skw == 1 and (cfg.sk == 0 or cfg.red ~= 4) then
+    return fail("skw=1 is stream-K's workspace for its 16-byte additions: it needs sk=1 or 2 and red=4 (got sk=%d red=%d)",
+      cfg.sk, cfg.red)
   end
   if cfg.splitk == 1 and cfg.sk == 0 and cfg.red ~= 1 then
     return fail("red=%d sets how split-K or stream-K adds into C; with splitk=1 and sk=0 nothing is added: use red=1", cfg.red)
@@ -378,8 +388,15 @@ function T.render(cfg, meta)
   if d.overlap then ptx.dep_launch(w) end
   if d.cl then ptx.cluster(w) end
   kernel.emit(w, cfg, d)
+  if d.skw then
+    w:blank()
+    w:comment("stream-K's workspace variant, launched instead where C's rows are not 16-byte")
+    w:comment("granular: the shared tiles' pieces add into W in 16-byte groups.")
+    kernel.emit(w, cfg, d, true)
+  end
   if cfg.splitk > 1 and not d.cl then side.beta(w, d) end
   if d.sk then side.sk_beta(w, cfg, d) end
+  if d.skw then side.sk_post(w, cfg, d) end
   if cfg.pack == 1 then side.pack(w, d) end
   local grid = { { dim = "N", div = cfg.bn, mul = 1 }, { dim = "M", div = cfg.bm, mul = 1 },
                  { dim = "1", div = 1, mul = cfg.splitk } }
@@ -423,6 +440,20 @@ function T.render(cfg, meta)
       grid = grid,
       smem_static = 0, smem_dynamic = 0,
       layout = cfg.layout,
+    }
+  end
+  if d.skw then
+    -- the shared tiles: fewer than two waves of workers (sk = 1), one (sk = 2)
+    result.workspace = {
+      entry = d.entry .. "_ws",
+      tile_m = cfg.bm, tile_n = cfg.bn, waves = cfg.sk == 1 and 2 or 1,
+      post = {
+        entry = d.entry .. "_post",
+        block = { 256, 1, 1 },
+        grid = { grid[1], { dim = "1", div = 1, mul = (cfg.bm * cfg.bn + 1023) // 1024 }, grid[3] },
+        smem_static = 0, smem_dynamic = 0,
+        layout = cfg.layout,
+      },
     }
   end
   return result

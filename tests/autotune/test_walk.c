@@ -246,10 +246,10 @@ int main(int argc, char **argv)
     compare(h, "matmul", "bm=16,64,256 bn=32,128,256 bk=8,32 tm=1,4,8 tn=2,8 pad=0,4 vec=1,4 layout=nn,tn", 75);
     compare(h, "matmul_warp",
             "bm=64,256 bn=128 bk=8 wm=32 wn=64 vec=1,4 pack=0,1 stages=1,2 ba=0,1 pred=0 xb=0,1 raster=1,8"
-            " splitk=1,2,64 cl=0,1 cc=0,1 sk=0,2 red=1,4 minb=1,2 layout=nt",
+            " splitk=1,2,64 cl=0,1 cc=0,1 sk=0,2 red=1,4 skw=0,1 minb=1,2 layout=nt",
             90);
     compare(h, "matmul_warp", "bm=128 bn=64,128 bk=8 wm=32 wn=32,64 vec=1,4 pack=0 pred=0 xb=0 raster=1 stages=1,3 ba=0,1 splitk=1,4 cl=0,1"
-                              " cc=0,1 sk=0,1 red=1,4 minb=1,3 layout=tn",
+                              " cc=0,1 sk=0,1 red=1,4 skw=0 minb=1,3 layout=tn",
             80);
     test_groups(h);
     test_stop(h);

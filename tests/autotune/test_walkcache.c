@@ -231,6 +231,30 @@ int main(int argc, char **argv)
     kgi_space_free(&back);
     free(data);
     kgi_space_free(&sp);
+    /* a parameter whose canonical text leaves it out at its default
+     * (matmul_warp's skw): read back, the candidates' texts still do */
+    {
+        char err[1024];
+        memset(&sp, 0, sizeof sp);
+        CHECK_MSG(kgi_space_add_template(&sp, h, "matmul_warp", "layout=nn",
+                                         "bm=64 bn=64 bk=8 wm=32 wn=32 vec=1 pack=0 stages=2 ba=0 pred=0 xb=0 raster=1 "
+                                         "splitk=1 cl=0 cc=0 sk=0,1 red=1,4 skw=0,1 minb=1",
+                                         kgi_arch_limits(90), err, sizeof err) == KG_OK,
+                  "matmul_warp: %s", err);
+        int with = 0, omitted = 0;
+        for (int c = 0; c < sp.n; c++) {
+            with += strstr(sp.cand[c].config, " skw=1 ") != NULL;
+            omitted += strstr(sp.cand[c].config, "skw=") == NULL;
+        }
+        CHECK_MSG(sp.n == 4 && with == 1 && omitted == 3 && !strstr(sp.cand[0].config, "skw=0"),
+                  "matmul_warp: %d candidates, %d with skw=1, %d without skw (want 4, 1, 3)", sp.n, with, omitted);
+        data = kgi_walkcache_encode(&sp, &len);
+        CHECK(data && kgi_walkcache_decode(data, len, &back) == 0);
+        CHECK_MSG(same(&sp, &back), "encode, then decode, changed matmul_warp's space (skw)");
+        kgi_space_free(&back);
+        free(data);
+        kgi_space_free(&sp);
+    }
     walk(h, 90, &sp);
     test_malformed(&sp);
     test_cache(&sp, tmp);

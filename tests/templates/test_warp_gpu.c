@@ -136,6 +136,11 @@ static const char *const sk_configs[] = {
     "bm=64 bn=128 bk=16 wm=32 wn=32 stages=3 raster=1 sk=2",
     "bm=64 bn=64 bk=8 wm=32 wn=32 stages=2 vec=2 sk=2 red=4 minb=2",
     "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=1 cc=1 pred=1 raster=8 sk=2 red=4",
+    /* skw=1: with 4-byte copies the shapes' N is odd, so C's rows are not
+     * 16-byte granular and the workspace variant runs (8-byte: the main one) */
+    "bm=128 bn=256 bk=16 wm=64 wn=64 stages=3 raster=8 vec=1 sk=1 red=4 cc=1 skw=1",
+    "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=1 cc=1 pred=1 raster=8 sk=2 red=4 skw=1",
+    "bm=64 bn=64 bk=8 wm=32 wn=32 stages=2 vec=2 sk=1 red=4 minb=2 skw=1",
 };
 #define NSK (int)(sizeof sk_configs / sizeof *sk_configs)
 
@@ -213,6 +218,7 @@ static int test_pack(kg_context *ctx)
         "bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=4 pack=1 pred=1",
         "bm=128 bn=128 bk=16 wm=64 wn=64 stages=1 raster=8 vec=4 pack=1",
         "bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=1 vec=4 pack=1 sk=2 red=4 xb=1",
+        "bm=128 bn=128 bk=8 wm=64 wn=64 stages=1 raster=1 vec=4 pack=1 sk=2 red=4 xb=1 skw=1",
     };
     int verified = 0;
     for (size_t c = 0; c < sizeof pk_configs / sizeof *pk_configs; c++) {
@@ -275,6 +281,9 @@ static int test_realigned_red(kg_context *ctx)
         {"bm=64 bn=32 bk=8 wm=64 wn=32 tm=2 tn=4 ln=1 stages=2 vec=1 splitk=2 red=4", "nn tn"},
         {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=4 cc=1 splitk=4 red=4", "nt"},
         {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=1 vec=4 sk=2 red=4 xb=1", "nt"},
+        /* skw=1: the shared tiles' pieces through the workspace instead */
+        {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=2 vec=1 cc=1 sk=1 red=4 skw=1", "nn nt tn tt"},
+        {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=1 vec=4 sk=2 red=4 xb=1 skw=1", "nt"},
     };
     static const int sizes[][3] = {{131, 253, 100}, {70, 130, 64}, {129, 255, 36}, {1, 7, 200}, {61, 2, 52}};
     int verified = 0;

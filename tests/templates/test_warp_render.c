@@ -65,6 +65,10 @@ static const struct {
     {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8 sk=2 red=4 pack=1", 255, 0},
     {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=1 sk=2 red=4", 255, 0},
     {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 raster=8 vec=1 cc=1 pred=1 sk=2 layout=tn", 0, 0},
+    /* skw=1: stream-K's workspace variant and post kernel beside the main one */
+    {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=3 raster=8 vec=1 sk=1 red=4 cc=1 skw=1", 255, 0},
+    {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8 sk=2 red=4 pack=1 skw=1 layout=nt", 255, 0},
+    {"bm=32 bn=64 bk=8 wm=32 wn=64 stages=3 vec=1 cc=1 sk=1 red=4 minb=2 skw=1 layout=tt", 0, 0},
     /* xb=1: the next tile's first fragments loaded across the barrier */
     {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=1 splitk=4 red=4 xb=1", 255, 0},
     {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8 xb=1 pack=1 layout=tn", 255, 0},
@@ -94,6 +98,8 @@ static const struct {
     {"splitk=0", "splitk"},
     {"sk=1 splitk=2", "sk=1"},
     {"sk=3", "sk"},
+    {"skw=1", "skw=1"},
+    {"sk=1 red=1 skw=1", "skw=1"},
     {"sk=2 splitk=4", "sk=2"},
     {"xb=1 stages=2", "xb=1"},
     {"xb=1 stages=1 mid=1", "xb=1"},
@@ -259,6 +265,22 @@ int main(void)
             CHECK_MSG(!strstr(a->text, "b_even = N") && !strstr(a->text, "a_even = M") &&
                           mn == (strstr(a->text, "& ~3)") != NULL),
                       "%s: pack=1 reads vectors up to the packed rows' padding, never tests the extent", cfg);
+        }
+        /* skw=1: the workspace variant and the post kernel, on the main
+         * kernel's persistent grid (the post one's y: 1024 floats a block) */
+        int skw = strstr(a->config, "skw=1 ") != NULL;
+        CHECK_MSG(skw == (a->ws_entry[0] != 0) && skw == (a->post_entry[0] != 0) && skw == (a->geo.ws_waves != 0),
+                  "%s: a workspace variant and a post kernel exactly when skw=1", cfg);
+        if (skw) {
+            char ws[200], post[200];
+            snprintf(ws, sizeof ws, "%s(int M", a->ws_entry);
+            snprintf(post, sizeof post, "%s(int M", a->post_entry);
+            CHECK_MSG(strstr(a->text, ws) && strstr(a->text, post) && strstr(a->text, "kgen_red_add4(&wrow[") &&
+                          a->post_geo.grid[0].dim == 'P' &&
+                          a->post_geo.grid[1].mul == (a->geo.ws_tile_m * a->geo.ws_tile_n + 1023) / 1024 &&
+                          a->geo.ws_waves == (strstr(a->config, "sk=1 ") ? 2u : 1u),
+                      "%s: workspace variant %s and post kernel %s in the source, %ux%u tiles, %u waves", cfg,
+                      a->ws_entry, a->post_entry, a->geo.ws_tile_m, a->geo.ws_tile_n, a->geo.ws_waves);
         }
         CHECK_MSG(sk == (a->geo.grid[0].dim == 'P') && (!sk || a->pre_geo.grid[0].dim == 'P'),
                   "%s: a persistent grid (P) exactly for stream-K, its beta kernel's too", cfg);

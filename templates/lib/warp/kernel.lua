@@ -26,16 +26,19 @@ local function main_loop(w, cfg, d)
   if d.async then ring.emit(w, cfg, d) else prefetch.emit(w, cfg, d) end
 end
 
-function M.emit(w, cfg, d)
+-- ws: stream-K's workspace variant (d.skw), <entry>_ws with a last
+-- argument W: every shared tile's pieces add into W (lib/warp/store.lua's
+-- workspace), whole tiles store into C as in the main kernel.
+function M.emit(w, cfg, d, ws)
   local cluster = d.cl and string.format("__cluster_dims__(1, 1, %d) ", cfg.splitk) or ""
   if cfg.minb > 1 then
     w:line("extern \"C\" __global__ void %s__launch_bounds__(%d, %d)", cluster, d.threads, cfg.minb)
   else
     w:line("extern \"C\" __global__ void %s__launch_bounds__(%d)", cluster, d.threads)
   end
-  w:line("%s(int M, int N, int K, float alpha,", d.entry)
+  w:line("%s%s(int M, int N, int K, float alpha,", d.entry, ws and "_ws" or "")
   w:line("    const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb,")
-  w:line("    float beta, float* __restrict__ C, int ldc)")
+  w:line("    float beta, float* __restrict__ C, int ldc%s)", ws and ", float* __restrict__ W" or "")
   w:open("")
   if d.dynamic then
     w:linec("extern __shared__ __align__(16) float smem[];",
@@ -95,12 +98,16 @@ function M.emit(w, cfg, d)
       w:blank()
       tile_work(function()
         w:open("if (shared)")
-        store.emit(w, cfg, d, true, d.red4 and d.cv or 1)
+        if ws then
+          store.workspace(w, cfg, d)
+        else
+          store.emit(w, cfg, d, true, d.red4 and d.cv or 1)
+        end
         w:reopen("else")
         store.emit(w, cfg, d, false, plan.vwidth(cfg.tn))
         w:close()
       end)
-    end)
+    end, ws)
     w:close()
     return
   end

@@ -109,6 +109,11 @@ function M.derive(cfg)
   d.sk = cfg.sk > 0
   d.red4 = (cfg.splitk > 1 or d.sk) and cfg.red == 4
   d.cv = (cfg.splitk == 1 or d.red4) and M.vwidth(cfg.tn) or 1
+  -- skw = 1 (stream-K, red = 4): a workspace variant of the main kernel
+  -- (and a post kernel), launched where C's rows are not 16-byte granular:
+  -- the shared tiles' pieces add into the workspace W in 16-byte groups,
+  -- the post kernel adds W to C
+  d.skw = cfg.skw == 1
   d.smem = 4 * d.nbuf * d.stage_floats
   -- cluster split-K parks a bm x bn partial tile in the same shared memory
   d.cl = cfg.cl == 1

@@ -62,12 +62,17 @@ end
 
 -- Stream-K: this block is a persistent worker; emits its loop over the
 -- tiles it takes (whole ones, and its piece of the shared ones: kt0,
--- ktiles, `shared`) with each tile's origin, then body() inside the loop.
-function M.stream_k(w, cfg, body)
+-- ktiles, `shared`) with each tile's origin, then body() inside the loop
+-- (ws: the workspace variant's).
+function M.stream_k(w, cfg, body, ws)
   w:comment("Stream-K: this block is one of gridDim.x resident workers. Whole waves of tiles")
   w:comment("go one tile per worker (data-parallel); the tiles that would leave a wave")
   w:comment("partly idle are cut into K iterations shared out evenly, and their")
-  w:comment("pieces add into C atomically (the first kernel applied beta to them).")
+  if ws then
+    w:comment("pieces add into the workspace atomically (the post kernel adds it to C).")
+  else
+    w:comment("pieces add into C atomically (the first kernel applied beta to them).")
+  end
   w:line("const int tiles_m = (M + %d) / %d, tiles_n = (N + %d) / %d;", cfg.bm - 1, cfg.bm, cfg.bn - 1, cfg.bn)
   w:linec(string.format("const int iters = (K + %d) / %d;", cfg.bk - 1, cfg.bk), "tiles of K per tile of C")
   w:line("const long long tiles = (long long)tiles_m * tiles_n, workers = gridDim.x;")

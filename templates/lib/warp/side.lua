@@ -1,7 +1,8 @@
--- The kernels a matmul_warp source carries besides the main one, each
--- launched before it: split-K's and stream-K's beta passes (C = beta * C
--- where the main kernel adds into C) and pack = 1's packing kernel. Named
--- after the main entry: <entry>_beta, <entry>_pack.
+-- The kernels a matmul_warp source carries besides the main one: launched
+-- before it, split-K's and stream-K's beta passes (C = beta * C where the
+-- main kernel adds into C) and pack = 1's packing kernel; after stream-K's
+-- workspace variant (<entry>_ws, lib/warp/kernel.lua), its post kernel.
+-- Named after the main entry: <entry>_beta, <entry>_pack, <entry>_post.
 
 local schedule = require "lib.warp.schedule"
 
@@ -79,6 +80,41 @@ function M.sk_beta(w, cfg, d)
   w:line("float* p = C + (size_t)r * ldc + c;")
   w:line("*p = beta == 0.0f ? 0.0f : beta * *p;")
   w:close()
+  w:close()
+  w:close()
+  w:close()
+end
+
+-- After stream-K's workspace variant (d.skw), on the persistent grid of
+-- workers times (bm * bn / 1024) along y: C = W's slot + beta * C over the
+-- shared tiles (C not read when beta == 0). Block (x, y) takes 1024 floats
+-- of the slots of the shared tiles x, x + workers, ..., a float4 of W per
+-- thread (the slots are bm x bn row-major; bn is a multiple of 4).
+function M.sk_post(w, cfg, d)
+  w:blank()
+  w:comment("stream-K's workspace variant, then this on the same workers: C = W's slot + beta * C")
+  w:comment("on the shared tiles.")
+  w:line("extern \"C\" __global__ void __launch_bounds__(256)")
+  w:line("%s_post(int M, int N, int K, float alpha,", d.entry)
+  w:line("    const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb,")
+  w:line("    float beta, float* __restrict__ C, int ldc, const float* __restrict__ W)")
+  w:open("")
+  w:line("const int tiles_m = (M + %d) / %d, tiles_n = (N + %d) / %d;", cfg.bm - 1, cfg.bm, cfg.bn - 1, cfg.bn)
+  w:line("const long long tiles = (long long)tiles_m * tiles_n, workers = gridDim.x;")
+  w:line("const long long dp_tiles = kgen_sk_dp_tiles(tiles, workers);")
+  w:linec("const int e = blockIdx.y * 1024 + threadIdx.x * 4;", "this thread's 4 floats of a slot")
+  if (cfg.bm * cfg.bn) % 1024 ~= 0 then w:line("if (e >= %d) return;", cfg.bm * cfg.bn) end
+  w:line("const int lr = e / %d, lc = e %% %d;", cfg.bn, cfg.bn)
+  w:open("for (long long tile = dp_tiles + blockIdx.x; tile < tiles; tile += workers)")
+  schedule.tile_origin(w, cfg, "tile", "tiles_m", "tiles_n")
+  w:line("const int r = row0 + lr, c = col0 + lc;")
+  w:line("if (r >= M) continue;")
+  w:line("const float4 s = *reinterpret_cast<const float4*>(W + (tile - dp_tiles) * %d + e);", cfg.bm * cfg.bn)
+  w:line("const float sv[4] = {s.x, s.y, s.z, s.w};")
+  w:line("float* crow = C + (size_t)r * ldc;")
+  w:line("#pragma unroll")
+  w:open("for (int u = 0; u < 4; ++u)")
+  w:line("if (c + u < N) crow[c + u] = beta == 0.0f ? sv[u] : sv[u] + beta * crow[c + u];")
   w:close()
   w:close()
   w:close()

@@ -170,6 +170,26 @@ function M.emit(w, cfg, d, atomic, cv)
   if realign then w:close() end
 end
 
+-- Stream-K's workspace variant (d.skw; launched where C's rows are not
+-- 16-byte granular): this piece of a shared tile adds alpha * acc into the tile's
+-- slot of W, bm x bn floats row-major (16-byte aligned rows), in 4-float
+-- reductions; the post kernel adds the slots to C (lib/warp/side.lua).
+-- Out-of-range rows and columns add zeros (the copies zero-fill past M, N
+-- and K) into the slot's own floats, which the post kernel skips.
+function M.workspace(w, cfg, d)
+  w:comment("Add this share of the tile into its slot of the workspace (zeroed before the launch).")
+  w:line("float* slot = W + (size_t)(tile - dp_tiles) * %d;", cfg.bm * cfg.bn)
+  w:line("#pragma unroll")
+  w:open("for (int i = 0; i < %d; ++i)", d.rows)
+  w:line("float* wrow = slot + (a_off + (i / %d) * %d + i %% %d) * %d;", cfg.tm, d.pass_m, cfg.tm, cfg.bn)
+  w:line("#pragma unroll")
+  w:open("for (int j = 0; j < %d; j += 4)", d.cols)
+  w:line("kgen_red_add4(&wrow[b_off + (j / %d) * %d + j %% %d], alpha * acc[i][j], alpha * acc[i][j + 1], "
+    .. "alpha * acc[i][j + 2], alpha * acc[i][j + 3]);", cfg.tn, d.pass_n, cfg.tn)
+  w:close()
+  w:close()
+end
+
 -- wk > 1: groups 1 .. wk-1 park their partial tiles in shared memory, each
 -- thread's accumulators as vectors of pv floats, thread-major (consecutive
 -- threads, consecutive vectors: no bank conflicts); group 0 adds them to
