@@ -38,8 +38,21 @@ worker=$(ps -o pid= --ppid "$pid" | head -n 1 | tr -d ' ')
 kill -9 "$pid"
 wait "$pid" 2>/dev/null
 check "at least 8 candidates ran before the kill (ran $ran)" test "$ran" -ge 8
-sleep 2
-check "the GPU worker ($worker) died with the tuner" test -n "$worker" -a ! -d "/proc/$worker"
+# dead: gone, or a zombie not yet reaped. A CUDA process's exit can take
+# seconds while the driver tears its context down (more with other GPU
+# tests running beside this one), so wait up to 20 s for it.
+alive() { [ -d "/proc/$1" ] && ! awk '{ exit $3 != "Z" }' "/proc/$1/stat" 2>/dev/null; }
+dead=0
+if [ -n "$worker" ]; then
+    for _ in $(seq 1 40); do
+        if ! alive "$worker"; then
+            dead=1
+            break
+        fi
+        sleep 0.5
+    done
+fi
+check "the GPU worker ($worker) died with the tuner" test "$dead" = 1
 "$KGEN" db export --db "$tmp/k.db" -o "$tmp/before.csv"
 before=$(($(wc -l <"$tmp/before.csv") - 1))
 in_space=$(awk -F, 'NR > 1 && $12 != "pruned_check"' "$tmp/before.csv" | wc -l)
