@@ -63,8 +63,8 @@
 -- piece before its whole tiles). skw = 1 adds a variant that the runtime
 -- runs where C's rows are not 16-byte granular: the shared tiles' pieces
 -- add into a workspace in 16-byte reductions and a post kernel adds it
--- into C (there red = 4 would add one float at a time). xb = 1 (register path) loads the next
--- tile's first fragments right after the barrier, behind the current
+-- into C (there red = 4 would add one float at a time). xb = 1 (register
+-- path) loads the next tile's first fragments right after the barrier, behind the current
 -- tile's last step of FFMAs. cc = 1 makes single-float copies
 -- share one source pointer per line (lib/warp/copy.lua). raster > 1 walks the blocks in groups of `raster`
 -- block rows, so that the blocks running together share tiles of A and B in

@@ -171,11 +171,11 @@ function M.emit(w, cfg, d, atomic, cv)
 end
 
 -- Stream-K's workspace variant (d.skw; launched where C's rows are not
--- 16-byte granular): this piece of a shared tile adds alpha * acc into the tile's
--- slot of W, bm x bn floats row-major (16-byte aligned rows), in 4-float
--- reductions; the post kernel adds the slots to C (lib/warp/side.lua).
--- Out-of-range rows and columns add zeros (the copies zero-fill past M, N
--- and K) into the slot's own floats, which the post kernel skips.
+-- 16-byte granular): this piece of a shared tile adds alpha * acc into
+-- the tile's slot of W, bm x bn floats row-major (16-byte aligned rows), in
+-- 4-float reductions; the post kernel adds the slots to C
+-- (lib/warp/side.lua). Rows and columns past M and N add what the edge
+-- copies gave them into the slot's own floats, which the post kernel skips.
 function M.workspace(w, cfg, d)
   w:comment("Add this share of the tile into its slot of the workspace (zeroed before the launch).")
   w:line("float* slot = W + (size_t)(tile - dp_tiles) * %d;", cfg.bm * cfg.bn)
