@@ -647,6 +647,84 @@ static kg_status read_geometry(kgi_host *h, kgi_geometry *g, char *err, size_t e
     return kgi_host_pcall(h, 2, 0, err, errlen);
 }
 
+/* The string field `key` of the table at the top of the stack into buf
+ * ("" when it is not a string). */
+static void field_text(lua_State *L, const char *key, char *buf, size_t len)
+{
+    lua_getfield(L, -1, key);
+    snprintf(buf, len, "%s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "");
+    lua_pop(L, 1);
+}
+
+/* With render()'s result at the top of the stack: its optional kernels
+ * besides the main one (pre, pack, workspace) into src. */
+static kg_status read_side_kernels(kgi_host *h, kg_source *src, char *err, size_t errlen)
+{
+    lua_State *L = h->L;
+    int top = lua_gettop(L);
+    kg_status st = KG_OK;
+    if (lua_getfield(L, -1, "pre") == LUA_TTABLE) {
+        field_text(L, "entry", src->pre_entry, sizeof src->pre_entry);
+        if (!src->pre_entry[0]) {
+            snprintf(err, errlen, "template '%s': render().pre needs an `entry` string", src->template_name);
+            st = KG_ERR_TEMPLATE;
+            goto done;
+        }
+        if ((st = read_geometry(h, &src->pre_geo, err, errlen)) != KG_OK)
+            goto done;
+        lua_getfield(L, -1, "overlap");
+        src->pre_overlap = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+        /* the pre kernel receives the same arguments: the same layout */
+        memcpy(src->pre_geo.layout, src->geo.layout, sizeof src->pre_geo.layout);
+    }
+    lua_settop(L, top);
+    if (lua_getfield(L, -1, "pack") == LUA_TTABLE) {
+        field_text(L, "entry", src->pack_entry, sizeof src->pack_entry);
+        lua_getfield(L, -1, "multiple");
+        lua_Integer mult = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
+        if (!src->pack_entry[0] || mult != 4) {
+            snprintf(err, errlen, "template '%s': render().pack needs an `entry` string and `multiple` = 4",
+                     src->template_name);
+            st = KG_ERR_TEMPLATE;
+            goto done;
+        }
+        src->geo.pack_multiple = (unsigned)mult;
+    }
+    lua_settop(L, top);
+    if (lua_getfield(L, -1, "workspace") == LUA_TTABLE) {
+        lua_Integer v[3] = {0, 0, 0};
+        static const char *const key[3] = {"tile_m", "tile_n", "waves"};
+        for (int i = 0; i < 3; i++) {
+            lua_getfield(L, -1, key[i]);
+            v[i] = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
+            lua_pop(L, 1);
+        }
+        field_text(L, "entry", src->ws_entry, sizeof src->ws_entry);
+        int post = lua_getfield(L, -1, "post") == LUA_TTABLE;
+        if (post)
+            field_text(L, "entry", src->post_entry, sizeof src->post_entry);
+        if (!post || !src->ws_entry[0] || !src->post_entry[0] || v[0] < 1 || v[0] > 1024 || v[1] < 1 ||
+            v[1] > 1024 || v[2] < 1 || v[2] > 16) {
+            snprintf(err, errlen,
+                     "template '%s': render().workspace needs an `entry` string, tile_m and tile_n (1-1024), "
+                     "waves (1-16) and `post` = { entry, block, grid }",
+                     src->template_name);
+            st = KG_ERR_TEMPLATE;
+            goto done;
+        }
+        if ((st = read_geometry(h, &src->post_geo, err, errlen)) != KG_OK)
+            goto done;
+        memcpy(src->post_geo.layout, src->geo.layout, sizeof src->post_geo.layout);
+        src->geo.ws_tile_m = (unsigned)v[0];
+        src->geo.ws_tile_n = (unsigned)v[1];
+        src->geo.ws_waves = (unsigned)v[2];
+    }
+done:
+    lua_settop(L, top);
+    return st;
+}
+
 kg_status kgi_host_render(kgi_host *h, const char *tmpl, const char *config, const kgi_limits *lim,
                           kg_source **out, char *err, size_t errlen)
 {
@@ -703,73 +781,8 @@ kg_status kgi_host_render(kgi_host *h, const char *tmpl, const char *config, con
     lua_pop(L, 2);
     if ((st = read_geometry(h, &src->geo, err, errlen)) != KG_OK)
         goto fail;
-    if (lua_getfield(L, -1, "pre") == LUA_TTABLE) {
-        lua_getfield(L, -1, "entry");
-        snprintf(src->pre_entry, sizeof src->pre_entry, "%s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "");
-        lua_pop(L, 1);
-        if (!src->pre_entry[0]) {
-            snprintf(err, errlen, "template '%s': render().pre needs an `entry` string", src->template_name);
-            st = KG_ERR_TEMPLATE;
-            goto fail;
-        }
-        if ((st = read_geometry(h, &src->pre_geo, err, errlen)) != KG_OK)
-            goto fail;
-        lua_getfield(L, -1, "overlap");
-        src->pre_overlap = lua_toboolean(L, -1);
-        lua_pop(L, 1);
-        /* the pre kernel receives the same arguments: the same layout */
-        memcpy(src->pre_geo.layout, src->geo.layout, sizeof src->pre_geo.layout);
-    }
-    lua_pop(L, 1);
-    if (lua_getfield(L, -1, "pack") == LUA_TTABLE) {
-        lua_getfield(L, -1, "entry");
-        snprintf(src->pack_entry, sizeof src->pack_entry, "%s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "");
-        lua_pop(L, 1);
-        lua_getfield(L, -1, "multiple");
-        lua_Integer mult = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
-        lua_pop(L, 1);
-        if (!src->pack_entry[0] || mult != 4) {
-            snprintf(err, errlen, "template '%s': render().pack needs an `entry` string and `multiple` = 4",
-                     src->template_name);
-            st = KG_ERR_TEMPLATE;
-            goto fail;
-        }
-        src->geo.pack_multiple = (unsigned)mult;
-    }
-    lua_pop(L, 1);
-    if (lua_getfield(L, -1, "workspace") == LUA_TTABLE) {
-        lua_Integer v[3] = {0, 0, 0};
-        static const char *const key[3] = {"tile_m", "tile_n", "waves"};
-        for (int i = 0; i < 3; i++) {
-            lua_getfield(L, -1, key[i]);
-            v[i] = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
-            lua_pop(L, 1);
-        }
-        lua_getfield(L, -1, "entry");
-        snprintf(src->ws_entry, sizeof src->ws_entry, "%s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "");
-        lua_pop(L, 1);
-        int post = lua_getfield(L, -1, "post") == LUA_TTABLE;
-        if (post) {
-            lua_getfield(L, -1, "entry");
-            snprintf(src->post_entry, sizeof src->post_entry, "%s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "");
-            lua_pop(L, 1);
-        }
-        if (!post || !src->ws_entry[0] || !src->post_entry[0] || v[0] < 1 || v[0] > 1024 || v[1] < 1 || v[1] > 1024 || v[2] < 1 ||
-            v[2] > 16) {
-            snprintf(err, errlen,
-                     "template '%s': render().workspace needs an `entry` string, tile_m and tile_n (1-1024), "
-                     "waves (1-16) and `post` = { entry, block, grid }",
-                     src->template_name);
-            st = KG_ERR_TEMPLATE;
-            goto fail;
-        }
-        if ((st = read_geometry(h, &src->post_geo, err, errlen)) != KG_OK)
-            goto fail;
-        memcpy(src->post_geo.layout, src->geo.layout, sizeof src->post_geo.layout);
-        src->geo.ws_tile_m = (unsigned)v[0];
-        src->geo.ws_tile_n = (unsigned)v[1];
-        src->geo.ws_waves = (unsigned)v[2];
-    }
+    if ((st = read_side_kernels(h, src, err, errlen)) != KG_OK)
+        goto fail;
     lua_settop(L, top);
     *out = src;
     return KG_OK;
