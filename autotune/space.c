@@ -170,6 +170,16 @@ static int template_index(kgi_space *sp, kgi_host *h, const char *tmpl, char *er
     return sp->ntmpl++;
 }
 
+int kgi_space_piece(const kgi_space_tmpl *t, int p, const char *value, char *out, size_t len)
+{
+    if (t->omitted[p][0] && strcmp(value, t->omitted[p]) == 0) {
+        out[0] = '\0';
+        return 0;
+    }
+    int n = snprintf(out, len, " %.31s=%.31s", t->param[p], value);
+    return n < 0 ? 0 : (size_t)n < len ? n : (int)len - 1;
+}
+
 /* The raw index of value `text` of parameter p (added when new), or -1. */
 static int raw_index(kgi_space_tmpl *t, int p, const char *text)
 {
@@ -292,10 +302,7 @@ static kg_status dim_values(kgi_host *h, kgi_walk *w, kgi_space_tmpl *t, const k
     for (int i = 0; i < nc; i++) {
         char why[512], again[32];
         memcpy(d->text[i], canon[i], sizeof d->text[0]);
-        if (t->omitted[p][0] && strcmp(canon[i], t->omitted[p]) == 0)
-            d->piece[i][0] = '\0'; /* canonical text leaves it out */
-        else
-            snprintf(d->piece[i], sizeof d->piece[0], " %.31s=%.31s", name, canon[i]);
+        kgi_space_piece(t, p, canon[i], d->piece[i], sizeof d->piece[0]);
         d->slot[i] = kgi_walk_add_value(w, p, canon[i], again, sizeof again, why, sizeof why);
         d->raw[i] = raw_index(t, p, canon[i]);
         if (d->slot[i] < 0 || d->raw[i] < 0) {
@@ -687,12 +694,13 @@ kg_status kgi_space_add_config(kgi_space *sp, kgi_host *h, const char *tmpl, con
     kgi_space_tmpl *t = &sp->tmpl[ti];
     for (int q = 0; q < t->nparams; q++) {
         char v[32];
-        if (kgi_config_text_get(canon, t->param[q], v, sizeof v) != 0 && t->omitted[q][0])
-            snprintf(v, sizeof v, "%s", t->omitted[q]);
-        else if (kgi_config_text_get(canon, t->param[q], v, sizeof v) != 0) {
-            snprintf(err, errlen, "template '%s': its canonical configuration '%s' has no %s", tmpl, canon,
-                     t->param[q]);
-            return KG_ERR_TEMPLATE;
+        if (kgi_config_text_get(canon, t->param[q], v, sizeof v) != 0) {
+            if (!t->omitted[q][0]) {
+                snprintf(err, errlen, "template '%s': its canonical configuration '%s' has no %s", tmpl, canon,
+                         t->param[q]);
+                return KG_ERR_TEMPLATE;
+            }
+            snprintf(v, sizeof v, "%s", t->omitted[q]); /* left out at its default */
         }
         int raw = raw_index(t, q, v);
         if (raw < 0) {

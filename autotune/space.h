@@ -150,6 +150,10 @@ kg_status kgi_space_check_override(kgi_host *h, const char *const *tmpls, int nt
  * memory. */
 int kgi_space_put_cand(kgi_space *sp, const kgi_cand *c, const char *config);
 int kgi_space_put_pruned(kgi_space *sp, const kgi_pruned *p);
+/* What parameter p at `value` adds to a candidate's canonical text: " name=value",
+ * or "" where the template leaves it out at its default (omit_default);
+ * returns its length. The walk and the walk cache both form texts with it. */
+int kgi_space_piece(const kgi_space_tmpl *t, int p, const char *value, char *out, size_t len);
 /* Computes coordinates and the neighbour index; call after adding. */
 kg_status kgi_space_finalize(kgi_space *sp);
 /* Before finalize: keeps the first of candidates with one template and one

@@ -276,13 +276,9 @@ static int decode_candidates(in *i, kgi_space *sp, const kgi_res *res, uint64_t 
         return -1;
     for (int ti = 0; ti < sp->ntmpl; ti++)
         for (int p = 0; p < sp->tmpl[ti].nparams; p++)
-            for (int v = 0; v < sp->tmpl[ti].nraw[p]; v++) {
-                const kgi_space_tmpl *t = &sp->tmpl[ti];
-                if (t->omitted[p][0] && strcmp(t->value[p][v], t->omitted[p]) == 0)
-                    continue; /* canonical text leaves it out: an empty piece */
-                pc[ti].len[p][v] = (unsigned char)snprintf(pc[ti].text[p][v], sizeof pc[ti].text[p][v], " %.31s=%.31s",
-                                                           t->param[p], t->value[p][v]);
-            }
+            for (int v = 0; v < sp->tmpl[ti].nraw[p]; v++)
+                pc[ti].len[p][v] = (unsigned char)kgi_space_piece(&sp->tmpl[ti], p, sp->tmpl[ti].value[p][v],
+                                                                  pc[ti].text[p][v], sizeof pc[ti].text[p][v]);
     char config[KGI_SPACE_MAX_DIMS * 72 + 1];
     int rc = 0;
     for (uint64_t c = 0; c < n && rc == 0; c++) {
