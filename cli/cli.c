@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "gen/config.h"
+#include "runtime/catalogue.h"
 #include "runtime/internal.h"
 
 int kgc_int(const char *opt, const char *text, long lo, long hi, long *out)
@@ -45,6 +46,14 @@ int kgc_real(const char *opt, const char *text, double lo, double hi, double *ou
     }
     *out = v;
     return 0;
+}
+
+int kgc_layout(const char *opt, const char *text)
+{
+    if (kgi_layout_index(text) >= 0)
+        return 0;
+    fprintf(stderr, "kgen: %s must be nn, nt, tn or tt (got '%s')\n", opt, text ? text : "");
+    return -1;
 }
 
 int kgc_report(kg_context *ctx, kg_status st, const char *what)

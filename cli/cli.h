@@ -74,6 +74,8 @@ int kgc_read_shapes(const char *path, struct kgi_tune_shape **out, int *n);
 int kgc_int(const char *opt, const char *text, long lo, long hi, long *out);
 /* The same for a real number in [lo, hi]. */
 int kgc_real(const char *opt, const char *text, double lo, double hi, double *out);
+/* A layout option's value: 0 for nn, nt, tn or tt; else -1 after printing the error. */
+int kgc_layout(const char *opt, const char *text);
 
 /* The subcommands (cli/cmd_*.c). argv[0] is the subcommand's name. */
 int kgc_cmd_emit(int argc, char **argv);

@@ -129,10 +129,11 @@ int kgc_cmd_db(int argc, char **argv)
     if (rc)
         return rc;
     kgi_db *db = NULL;
-    char *text = NULL, *buf = NULL;
+    char *buf = NULL, **texts = NULL;
     size_t buflen = 0;
     FILE *mem = NULL;
     kgc_args args;
+    size_t lens[sizeof args.positional / sizeof args.positional[0]] = {0};
     if ((rc = kgc_parse(ctx, argc - 1, argv + 1, own, (is_import || is_merge) ? 8 : 0, &args)) != KGC_OK)
         goto out;
     rc = KGC_USAGE;
@@ -161,6 +162,16 @@ int kgc_cmd_db(int argc, char **argv)
         (n && kgc_int("--n", n, 1, INT_MAX, &v)) || (n && (flt.n = (int)v, 0)) ||
         (k && kgc_int("--k", k, 1, INT_MAX, &v)) || (k && (flt.k = (int)v, 0)))
         goto out;
+    if (layout && kgc_layout("--layout", layout) != 0)
+        goto out;
+    if (!is_show && !is_export && (layout || device || tmpl_filter || outcome || m || n || k)) {
+        fprintf(stderr, "kgen: db %s takes no filters (db show and db export do)\n", sub);
+        goto out;
+    }
+    if (!is_show && top) {
+        fprintf(stderr, "kgen: --top is an option of db show\n");
+        goto out;
+    }
     if (outcome && kgi_outcome_parse(outcome) == KGI_OUT_NONE) {
         fprintf(stderr, "kgen: --outcome: unknown outcome '%s' (ok, slow, wrong, fault, hang, error, compile_error, pruned_*)\n",
                 outcome);
@@ -198,6 +209,38 @@ int kgc_cmd_db(int argc, char **argv)
         if (stat(args.positional[i], &sb) == 0 && sb.st_dev == target.st_dev && sb.st_ino == target.st_ino) {
             fprintf(stderr, "kgen: cannot merge '%s' into itself (it is the database %s)\n", args.positional[i],
                     path);
+            goto out;
+        }
+    }
+    struct stat sb;
+    if (is_export && output && stat(output, &sb) == 0 && sb.st_dev == target.st_dev && sb.st_ino == target.st_ino) {
+        fprintf(stderr, "kgen: -o '%s' is the database %s itself: give another file\n", output, path);
+        goto out;
+    }
+    /* All or nothing: every input is read and checked before the database is
+     * touched (an import parsed into a scratch database in memory, a merge's
+     * source opened as a tuning database) */
+    if (writing && !(texts = calloc((size_t)args.npositional, sizeof *texts))) {
+        fprintf(stderr, "kgen: out of memory\n");
+        goto out;
+    }
+    for (int i = 0; writing && i < args.npositional; i++) {
+        const char *file = args.positional[i];
+        kgi_db *check = NULL;
+        int ins = 0, upd = 0, kept = 0;
+        kg_status st;
+        if (is_merge) {
+            st = kgi_db_open(file, KGI_DB_READONLY, &check, err, sizeof err);
+        } else {
+            if (!(texts[i] = kgc_slurp(file, &lens[i])))
+                goto out;
+            st = kgi_db_open(":memory:", KGI_DB_CREATE, &check, err, sizeof err);
+            if (st == KG_OK)
+                st = kgi_db_import(check, texts[i], lens[i], &ins, &upd, &kept, err, sizeof err);
+        }
+        kgi_db_close(check);
+        if (st != KG_OK) {
+            fprintf(stderr, "kgen: %s: %s (nothing was written)\n", file, err);
             goto out;
         }
     }
@@ -248,12 +291,7 @@ int kgc_cmd_db(int argc, char **argv)
             if (is_merge) {
                 st = kgi_db_merge(db, file, &ins, &upd, &kept, err, sizeof err);
             } else {
-                size_t len;
-                if (!(text = kgc_slurp(file, &len)))
-                    goto out;
-                st = kgi_db_import(db, text, len, &ins, &upd, &kept, err, sizeof err);
-                free(text);
-                text = NULL;
+                st = kgi_db_import(db, texts[i], lens[i], &ins, &upd, &kept, err, sizeof err);
             }
             if (st != KG_OK) {
                 fprintf(stderr, "kgen: %s: %s%s\n", file, err,
@@ -274,7 +312,9 @@ out:
     if (mem)
         fclose(mem);
     free(buf);
-    free(text);
+    for (int i = 0; texts && i < args.npositional; i++)
+        free(texts[i]);
+    free(texts);
     kgi_db_close(db);
     kg_context_close(ctx);
     return rc;

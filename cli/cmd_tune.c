@@ -512,10 +512,8 @@ int kgc_cmd_tune(int argc, char **argv)
             goto out;
         }
     }
-    if (strcmp(layout, "nn") && strcmp(layout, "nt") && strcmp(layout, "tn") && strcmp(layout, "tt")) {
-        fprintf(stderr, "kgen: --layout must be nn, nt, tn or tt (got '%s')\n", layout);
+    if (kgc_layout("--layout", layout) != 0)
         goto out;
-    }
     if (!kgi_strategy_find(strategy)) {
         fprintf(stderr, "kgen: unknown --strategy '%s' (known: %s)\n", strategy, kgi_strategy_names());
         goto out;

@@ -106,7 +106,7 @@ char *kgi_read_stream(FILE *f, const char *what, const char *path, size_t max, s
         }
     }
     if (!buf || ferror(f)) {
-        snprintf(err, errlen, "cannot read %s%s'%s'%s", what, sp, path, buf ? "" : ": out of memory");
+        snprintf(err, errlen, "cannot read %s%s'%s': %s", what, sp, path, buf ? strerror(errno) : "out of memory");
         free(buf);
         return NULL;
     }

@@ -75,6 +75,42 @@ run "$kgen" db merge --db ok.db ./ok.db
 { [ "$rc" -eq 1 ] && grep -q "into itself" <<< "$out"; } || fail "merge into itself: exit $rc: $out"
 [ "$(($(date +%s) - start))" -lt 10 ] || fail "merge into itself waited"
 
+# Import and merge are all or nothing over their files: a bad file after a
+# good one writes nothing, and an import of a missing file creates nothing.
+cp ok.db before.db
+{ echo "$header"; row GPU2 matmul 0; } > good2.csv
+printf 'x' > text.db
+run "$kgen" db import --db ok.db good2.csv t1.csv
+{ [ "$rc" -eq 1 ] && cmp -s ok.db before.db && grep -q "t1.csv.*nothing was written" <<< "$out"; } ||
+    fail "an import whose second file is bad: exit $rc, changed: $(cmp ok.db before.db), $out"
+run "$kgen" db merge --db ok.db before.db text.db
+{ [ "$rc" -eq 1 ] && cmp -s ok.db before.db && grep -q "text.db.*not a kgen tuning database" <<< "$out"; } ||
+    fail "a merge whose second file is bad: exit $rc, $out"
+for f in missing.csv .; do
+    run "$kgen" db import --db new/sub/x.db "$f"
+    { [ "$rc" -eq 1 ] && [ ! -e new ]; } || fail "import of '$f': exit $rc, created: $(find new 2> /dev/null)"
+done
+grep -q "Is a directory" <<< "$out" || fail "import of a folder does not say why: $out"
+# Standard input is read once, for the check and the import alike.
+run sh -c "'$kgen' db import --db in.db - < good2.csv"
+{ [ "$rc" -eq 0 ] && "$kgen" db export --db in.db | grep -q GPU2; } || fail "import from standard input: exit $rc: $out"
+
+# Export never overwrites its own database, nor a file when a filter is bad;
+# filters are refused where they would be ignored.
+cp ok.db self.db
+run "$kgen" db export --db self.db -o ./self.db
+{ [ "$rc" -eq 1 ] && cmp -s self.db ok.db && grep -q "is the database" <<< "$out"; } || fail "export onto its database: exit $rc: $out"
+echo KEEP > keep.csv
+run "$kgen" db export --db ok.db --layout xx -o keep.csv
+{ [ "$rc" -eq 2 ] && [ "$(cat keep.csv)" = KEEP ] && grep -q "layout must be nn, nt, tn or tt" <<< "$out"; } ||
+    fail "export with a bad --layout: exit $rc: $out"
+run "$kgen" db show --db ok.db --layout NN
+[ "$rc" -eq 2 ] || fail "db show with a bad --layout: exit $rc: $out"
+run "$kgen" db list --db ok.db --layout nn
+{ [ "$rc" -eq 2 ] && grep -q "takes no filters" <<< "$out"; } || fail "db list with a filter: exit $rc: $out"
+run "$kgen" db export --db ok.db --top 3
+{ [ "$rc" -eq 2 ] && grep -q "option of db show" <<< "$out"; } || fail "db export --top: exit $rc: $out"
+
 # Commands that only read leave no -wal or -shm file.
 rm -f ok.db-wal ok.db-shm
 for cmd in list show export; do
