@@ -172,10 +172,10 @@ int kgc_cmd_precompile(int argc, char **argv)
         }
         arch = info.cc_major * 10 + info.cc_minor;
     }
-    const char *why = NULL, *dir = kgi_cache_dir(ctx, &why);
+    const char *why = NULL, *dir = kgi_cache_dir_writable(ctx, &why);
     if (!dir) {
-        fprintf(stderr, "kgen: precompile: the disk cache is off (%s): there is nowhere to compile into\n",
-                why && why[0] ? why : "KGEN_CACHE=0");
+        fprintf(stderr, "kgen: precompile: the disk cache cannot be used (%s): there is nowhere to compile into\n",
+                why && why[0] ? why : "off");
         rc = KGC_FAIL;
         goto out;
     }
@@ -234,6 +234,10 @@ int kgc_cmd_precompile(int argc, char **argv)
            "%d failed in %.1f s (%d thread%s)\n",
            njobs, cat->nkernels, count[0], count[1], count[2], wall, started ? started : 1, started > 1 ? "s" : "");
     rc = count[2] ? KGC_FAIL : KGC_OK;
+    if (kgi_cache_dir(ctx, &why) && why && why[0]) { /* a kernel compiled but not stored */
+        fprintf(stderr, "kgen: precompile: the disk cache: %s\n", why);
+        rc = KGC_FAIL;
+    }
 out:
     free(jobs);
     kgi_catalogue_free(owned);

@@ -482,6 +482,26 @@ static int dir_ready(struct kgi_cache *c, int create)
     return c->dir_ready = 1;
 }
 
+const char *kgi_cache_dir_writable(kg_context *ctx, const char **why)
+{
+    struct kgi_cache *c = ctx->cache;
+    if (why)
+        *why = c ? c->why : "";
+    if (!c || !dir_ready(c, 1))
+        return NULL;
+    char tmp[4096 + 32];
+    snprintf(tmp, sizeof tmp, "%s/.kgen-probe.XXXXXX", c->dir);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        snprintf(c->why, sizeof c->why, "cannot write to %s: %s", c->dir, strerror(errno));
+        return NULL;
+    }
+    close(fd);
+    unlink(tmp);
+    c->why[0] = '\0';
+    return c->dir;
+}
+
 /* ------------------------------------------------------------ other entries */
 
 /* DIR/<key>.<ext>: a 48-byte header (magic "KGENBLOB", format, header

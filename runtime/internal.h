@@ -159,6 +159,11 @@ int kgi_loop_count(double sample_ms, double per_launch_ms);
 /* runtime/cache.c: the disk cache's directory, or NULL when it is off;
  * *why says why it is off or, when on, the last problem writing to it ("" when none). */
 const char *kgi_cache_dir(kg_context *ctx, const char **why);
+/* The same, for a command that must store into it (`kgen precompile`): the
+ * directory made ready (created, checked as for any write) and a file
+ * written and removed in it, so that an unusable directory is known before
+ * any work; NULL and *why saying why not. Clears the last write problem. */
+const char *kgi_cache_dir_writable(kg_context *ctx, const char **why);
 /* runtime/cache.c: other entries of the disk cache (the tuner's space
  * walks), DIR/<16 hex digits of key>.<ext> under the same rules (a trusted
  * directory, atomic writes, regular files only), each with a header that

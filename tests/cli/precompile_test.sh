@@ -47,7 +47,18 @@ if ! "$KGEN" precompile --arch sm_80 --catalogue /dev/null > /dev/null 2>&1; the
 "$KGEN" precompile --arch sm_89 > /dev/null 2> "$T/err5"
 check '[ $? -eq 1 ] && grep -q "no catalogue for sm_89 (embedded: " "$T/err5"' "no catalogue for the architecture"
 KGEN_CACHE=0 "$KGEN" precompile --arch sm_90 --catalogue "$SMALL" > /dev/null 2> "$T/err6"
-check '[ $? -eq 1 ] && grep -q "the disk cache is off" "$T/err6"' "no disk cache: exit 1"
+check '[ $? -eq 1 ] && grep -q "the disk cache cannot be used (off (KGEN_CACHE=0))" "$T/err6"' "no disk cache: exit 1"
+# a cache directory kgen would not use (a file; writable by others; a symbolic link): exit 1, the reason named,
+# nothing compiled into it
+touch "$T/afile"
+mkdir -m 777 "$T/wide" && chmod 777 "$T/wide"
+mkdir "$T/real" && ln -s "$T/real" "$T/link"
+for d in afile afile/sub wide link; do
+    KGEN_CACHE_DIR=$T/$d "$KGEN" precompile --arch sm_90 --catalogue "$SMALL" > "$T/out8" 2> "$T/err8"
+    check '[ $? -eq 1 ] && grep -q "the disk cache cannot be used (.*$T/$d.*): there is nowhere to compile into" "$T/err8" && [ ! -s "$T/out8" ]' \
+          "an unusable cache directory ($d): exit 1 with the reason"
+done
+check '[ -z "$(ls -A "$T/wide")" ] && [ -z "$(ls -A "$T/real")" ]' "nothing written into the unusable directories"
 "$KGEN" precompile --arch sm_90 --bm 64 > /dev/null 2> "$T/err7"
 check '[ $? -eq 2 ] && grep -q "precompile takes no configuration" "$T/err7"' "a configuration option: exit 2"
 "$KGEN" precompile --arch sm_90 --jobs 0 > /dev/null 2>&1
