@@ -241,16 +241,31 @@ static void count_check_pruned(kgi_tuner *t)
  */
 #define CATALOGUE_FIRST 8
 
-static int catalogue_first(kgi_tuner *t, const kgi_tune_shape *sh, int *rank, int n)
+/* The catalogue the auto strategy measures first (catalogue_first), opened
+ * once before any work: a KGEN_CATALOGUE that cannot be read or parsed is
+ * an error, as it is for kg_matmul, not a tune without it. */
+static kg_status open_catalogue(kgi_tuner *t, char *err, size_t errlen)
 {
     const kgi_tune_opts *o = t->o;
     if (o->configs || strcmp(o->strategy, "auto") != 0)
-        return 0;
-    if (!t->catctx && kg_context_open(&t->catctx, KG_DEVICE_NONE) != KG_OK) {
+        return KG_OK;
+    kg_status st = kg_context_open(&t->catctx, KG_DEVICE_NONE);
+    const kgi_catalogue *cat;
+    if (st == KG_OK)
+        st = kgi_catalogue_for(t->catctx, t->arch, &cat);
+    if (st != KG_OK) {
+        snprintf(err, errlen, "%s", t->catctx ? kg_last_error(t->catctx) : kg_strerror(st));
         kg_context_close(t->catctx);
         t->catctx = NULL;
-        return 0;
     }
+    return st;
+}
+
+static int catalogue_first(kgi_tuner *t, const kgi_tune_shape *sh, int *rank, int n)
+{
+    const kgi_tune_opts *o = t->o;
+    if (!t->catctx)
+        return 0;
     const kgi_catalogue *cat = NULL;
     int lay = kgi_layout_index(o->layout);
     if (kgi_catalogue_for(t->catctx, t->arch, &cat) != KG_OK || !cat || lay < 0)
@@ -417,6 +432,8 @@ kg_status kgi_tune_run(const kgi_tune_opts *o, kgi_tune_report *rep, char *err, 
         snprintf(t.key.dtype, sizeof t.key.dtype, "f32");
         snprintf(t.key.layout, sizeof t.key.layout, "%s", o->layout);
     }
+    if ((st = open_catalogue(&t, err, errlen)) != KG_OK)
+        goto done;
     double walk0 = kgi_now(), cpu0 = thread_cpu_s();
     st = build_space(&t, &rep->limits, err, errlen);
     rep->space_s = kgi_now() - walk0;

@@ -72,6 +72,10 @@ check "a walk is cached whatever modules its template loads" grep -q "read from 
 
 # bad input: a message naming what was wrong, exit 2
 expect 2 "unknown --strategy 'sideways'" tune --dry-run --strategy sideways
+# the auto strategy's catalogue: a KGEN_CATALOGUE that cannot be read or parsed is an error, not a tune without it
+printf 'kgen-catalogue 1\narch 90\n' >"$tmp/broken_catalogue.txt"
+KGEN_CATALOGUE=$tmp/broken_catalogue.txt expect 2 "KGEN_CATALOGUE: .*broken_catalogue.txt:3" tune --dry-run --arch sm_90 --m 64 --n 64 --k 64
+KGEN_CATALOGUE=$tmp/none.txt expect 1 "cannot open KGEN_CATALOGUE" tune --dry-run --arch sm_90 --m 64 --n 64 --k 64
 expect 2 "shard must be I/N" tune --dry-run --shard 2/2
 expect 2 "shard must be I/N" tune --dry-run --shard x
 expect 2 "give all of --m, --n and --k" tune --m 10
