@@ -86,6 +86,7 @@ kg_status kgi_config_list_parse(const char *text, size_t len, const char *name, 
                                 size_t errlen)
 {
     memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "%s", name);
     const char *p = text, *end = text + len;
     int lineno = 0;
     while (p < end) {

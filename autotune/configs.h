@@ -20,6 +20,7 @@ typedef struct kgi_config_entry {
 typedef struct kgi_config_list {
     kgi_config_entry *e;
     int n, cap;
+    char name[512];            /* what messages call the list (its `name`) */
 } kgi_config_list;
 
 /* Parses the list in `text` (`name` for messages: "--configs FILE").

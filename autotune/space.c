@@ -683,7 +683,12 @@ kg_status kgi_space_add_config(kgi_space *sp, kgi_host *h, const char *tmpl, con
     memset(&c, 0, sizeof c);
     c.tmpl = ti;
     char canon[2048], why[1024];
-    kg_status st = kgi_host_check(h, tmpl, config, lim, canon, sizeof canon, why, sizeof why);
+    /* a parameter that is unknown or out of its range is the list's mistake, on any device; a rule of
+     * check() (limits, combinations) prunes the configuration as a walk does */
+    kg_status st = kgi_host_parse(h, tmpl, config, err, errlen);
+    if (st != KG_OK)
+        return st;
+    st = kgi_host_check(h, tmpl, config, lim, canon, sizeof canon, why, sizeof why);
     if (st == KG_ERR_CONFIG)
         return add_pruned(sp, ti, config, why, "", 1) == 0 ? KG_OK : KG_ERR_NOMEM;
     if (st != KG_OK) {

@@ -190,18 +190,28 @@ static kg_status build_space(kgi_tuner *t, const kgi_limits *lim, char *err, siz
         goto done;
     unsigned long long key = 0;
     if (o->configs) {
-        /* exactly the listed configurations: no walk, so nothing to read from or keep in the walk cache */
+        /* exactly the listed configurations: no walk, so nothing to read from or keep in the walk cache;
+         * each one check() rejects (for this device, or always) is named, the first 20 */
+        int not_timed = 0;
         for (int i = 0; i < o->configs->n && !t->sp->stopped; i++) {
             const kgi_config_entry *e = &o->configs->e[i];
             char text[2048];
             snprintf(text, sizeof text, "%s %s", e->config, fixed);
+            long rejected = t->sp->rejected;
+            int npruned = t->sp->npruned;
             if ((st = kgi_space_add_config(t->sp, h, e->tmpl, text, lim, err, errlen)) != KG_OK) {
                 char why[1024];
                 snprintf(why, sizeof why, "%s", err);
-                snprintf(err, errlen, "--configs line %d: %s", e->line, why);
+                snprintf(err, errlen, "%s:%d: %s", o->configs->name, e->line, why);
                 goto done;
             }
+            if (t->sp->rejected > rejected && ++not_timed <= 20)
+                fprintf(stderr, "kgen tune: %s:%d (%s): not timed here: %s\n", o->configs->name, e->line, e->tmpl,
+                        t->sp->npruned > npruned ? t->sp->pruned[npruned].reason : "rejected by check()");
         }
+        if (not_timed > 20)
+            fprintf(stderr, "kgen tune: %s: %d more lines not timed here (rejected by check())\n", o->configs->name,
+                    not_timed - 20);
         kgi_space_drop_repeats(t->sp);
         goto walked;
     }

@@ -197,7 +197,7 @@ matmul_warp bm=64 bk=16 wn=32 stages=3 raster=8
 matmul bm=64 bn=64 bk=16 tm=4 tn=4
 matmul_warp bm=64 bk=16 wn=32 stages=3 raster=8 splitk=2 red=4
 
-matmul bm=999
+matmul bm=36 bn=64 bk=16 tm=8 tn=4
 LIST
 "$KGEN" tune --dry-run --arch sm_90 --configs "$tmp/list.txt" --layout tn --m 200 --n 256 --k 512 --top 0 \
     --db "$tmp/never.db" >"$tmp/cfg.out" 2>"$tmp/cfg.err"
@@ -208,6 +208,12 @@ check "--configs: exhaustive by default" grep -q "strategy exhaustive: 3 evaluat
 check "--configs: the run's layout on every line" test "$(grep -c 'layout=tn$' "$tmp/cfg.err")" = 3
 check "--configs: the split-K line kept its splitk" grep -q "splitk=2 .*layout=tn" "$tmp/cfg.err"
 check "--configs dry run creates no database" test ! -e "$tmp/never.db"
+check "--configs: the line check() rejects is named, with the rule" \
+    grep -q "list.txt:6 (matmul): not timed here: bm=36 is not a multiple of tm=8" "$tmp/cfg.err"
+printf 'matmul_warp bm=64\nmatmul_warp bm=64 foo=1\n' >"$tmp/list7.txt"
+expect 2 "list7.txt:2: unknown parameter 'foo'" tune --dry-run --configs "$tmp/list7.txt" --m 8 --n 8 --k 8
+printf 'matmul bm=abc\n' >"$tmp/list8.txt"
+expect 2 "list8.txt:1: bm: 'abc' is not an integer" tune --dry-run --configs "$tmp/list8.txt" --m 8 --n 8 --k 8
 printf 'matmul_warp bm=64 layout=nn\n' >"$tmp/list2.txt"
 expect 2 "list2.txt:1: a line may not set layout" tune --dry-run --configs "$tmp/list2.txt" --m 8 --n 8 --k 8
 printf '# nothing\n\n' >"$tmp/list3.txt"
