@@ -16,6 +16,13 @@
 
 static const char usage_line[] = "kgen catalogue candidates|make|kernels ... (see 'kgen help catalogue')";
 
+/* --template-dir, else $KGEN_TEMPLATE_PATH, else NULL (the embedded templates only). */
+static const char *template_path(const kgc_args *args)
+{
+    const char *path = args->template_dir ? args->template_dir : getenv("KGEN_TEMPLATE_PATH");
+    return path && path[0] ? path : NULL;
+}
+
 /* The list as `--configs` reads it. */
 static int write_list(const char *path, const kgi_config_list *l, const char *shapes, int arch)
 {
@@ -73,8 +80,7 @@ static int candidates(int argc, char **argv)
     if (kgc_read_shapes(shapes, &list, &ns) != 0)
         goto done;
     o.shapes = list, o.nshapes = ns;
-    const char *path = args.template_dir ? args.template_dir : getenv("KGEN_TEMPLATE_PATH");
-    o.template_path = path && path[0] ? path : NULL;
+    o.template_path = template_path(&args);
     char names[KGI_SPACE_MAX_TEMPLATES][64];
     const char *tmpls[KGI_SPACE_MAX_TEMPLATES];
     int nt = kgi_space_templates(ctx->host, o.template_path, names, KGI_SPACE_MAX_TEMPLATES);
@@ -110,7 +116,12 @@ done:
 
 /* A catalogue file read by the catalogue's own parser: KGC_OK, KGC_FAIL (unreadable) or KGC_USAGE
  * (not a catalogue), the reason printed after `what`. */
-static int read_catalogue(const char *what, const char *path, kgi_catalogue **out)
+/* Reads a catalogue with the format's parser, then checks each kernel with
+ * its template (known, its parameters in range, check() passed for the
+ * catalogue's architecture in some layout) and puts its configuration in
+ * canonical form (as the tuner writes it, and so as an export names it).
+ * KGC_OK, or the exit code after naming the file, line and what was wrong. */
+static int read_catalogue(const char *what, const char *path, const char *template_path, kgi_catalogue **out)
 {
     size_t len;
     char *text = kgc_slurp(path, &len), err[1024];
@@ -118,9 +129,39 @@ static int read_catalogue(const char *what, const char *path, kgi_catalogue **ou
         return KGC_FAIL;
     int bad = kgi_catalogue_parse(text, len, path, out, err, sizeof err);
     free(text);
-    if (bad)
+    if (bad) {
         fprintf(stderr, "kgen: %s: %s\n", what, err);
-    return bad ? KGC_USAGE : KGC_OK;
+        return KGC_USAGE;
+    }
+    kgi_catalogue *c = *out;
+    const kgi_limits *lim = kgi_arch_limits(c->arch);
+    kgi_host *h = kgi_host_new();
+    if (!h || (template_path && kgi_host_set_path(h, template_path) != 0)) {
+        kgi_host_free(h);
+        fprintf(stderr, "kgen: %s: out of memory\n", what);
+        return KGC_FAIL;
+    }
+    int rc = KGC_OK;
+    for (int i = 0; i < c->nkernels && rc == KGC_OK; i++) {
+        kgi_cat_kernel *k = &c->kernels[i];
+        char config[600], canon[2048], stripped[2048], why[1024] = "";
+        kg_status st = KG_ERR_CONFIG;
+        for (int l = 0; l < 4 && st == KG_ERR_CONFIG; l++) {
+            snprintf(config, sizeof config, "%s layout=%s", k->config, kgi_layout_name(l));
+            char w[1024];
+            st = kgi_host_check(h, k->tmpl, config, lim, canon, sizeof canon, l == 0 ? why : w, sizeof why);
+        }
+        if (st == KG_OK && kgi_cat_strip_layout(canon, stripped, sizeof stripped, why, sizeof why) == 0 &&
+            strlen(stripped) < sizeof k->config) {
+            snprintf(k->config, sizeof k->config, "%s", stripped);
+            continue;
+        }
+        fprintf(stderr, "kgen: %s: %s:%d: kernel %d (%s): %s\n", what, path, k->line, k->id, k->tmpl,
+                why[0] ? why : "its canonical configuration is too long");
+        rc = KGC_USAGE;
+    }
+    kgi_host_free(h);
+    return rc;
 }
 
 static int make(int argc, char **argv)
@@ -176,7 +217,7 @@ static int make(int argc, char **argv)
     }
     rc = KGC_FAIL;
     if (keep) {
-        if ((rc = read_catalogue("catalogue make --kernels", keep, &kept)) != KGC_OK)
+        if ((rc = read_catalogue("catalogue make --kernels", keep, template_path(&args), &kept)) != KGC_OK)
             goto done;
         rc = KGC_FAIL;
         o.keep = kept;
@@ -184,8 +225,7 @@ static int make(int argc, char **argv)
     }
     if (!(text = kgc_slurp(args.positional[0], &len)))
         goto done;
-    const char *path = args.template_dir ? args.template_dir : getenv("KGEN_TEMPLATE_PATH");
-    o.template_path = path && path[0] ? path : NULL;
+    o.template_path = template_path(&args);
     if (!(mem = open_memstream(&buf, &blen)))
         goto done;
     kgi_cat_make_report rep;
@@ -256,7 +296,7 @@ static int kernels(int argc, char **argv)
         fprintf(stderr, "kgen: catalogue kernels takes one CATALOGUE file and no template parameters\n");
         goto done;
     }
-    if ((rc = read_catalogue("catalogue kernels", args.positional[0], &c)) != KGC_OK)
+    if ((rc = read_catalogue("catalogue kernels", args.positional[0], template_path(&args), &c)) != KGC_OK)
         goto done;
     rc = KGC_FAIL;
     if (!(mem = open_memstream(&buf, &blen)))

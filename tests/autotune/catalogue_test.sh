@@ -114,9 +114,25 @@ check "--kernels: its report says kept, against the fastest of them" \
 # a kernel the export did not measure, another architecture's catalogue: an error naming it, nothing written
 sed '/^kernel 2 /s/ bk=[0-9]* / bk=64 /' "$tmp/cat.txt" >"$tmp/other.txt"
 expect 2 "kernel 2 of $tmp/other.txt" catalogue make "$DATA" --kernels "$tmp/other.txt" --date 2026-11-25 -o "$tmp/x.txt"
-sed 's/^arch 90$/arch 80/' "$tmp/cat.txt" >"$tmp/sm80.txt"
+# (an sm_80 catalogue: its kernels without sm_90's clusters, vector reductions and skinny clusters)
+sed 's/^arch 90$/arch 80/; s/ cl=1 / cl=0 /; s/ red=4 / red=1 /; s/ cs=[248] / cs=1 /' "$tmp/cat.txt" >"$tmp/sm80.txt"
 expect 2 "$tmp/sm80.txt is a catalogue for sm_80; the export measured sm_90" catalogue make "$DATA" \
     --kernels "$tmp/sm80.txt" --date 2026-11-25 -o "$tmp/x.txt"
+# a kernel its template rejects (unknown, a parameter out of range, a rule of check()): the line named, at once
+sed 's/^arch 90$/arch 80/' "$tmp/cat.txt" >"$tmp/sm80bad.txt"
+expect 2 "sm80bad.txt:[0-9]*: kernel [0-9] (matmul_warp): .*(target sm_80)" catalogue kernels "$tmp/sm80bad.txt"
+sed '/^kernel 1 /s/ \([a-z_]*\) / nosuch /' "$tmp/cat.txt" >"$tmp/unknown.txt"
+expect 2 "unknown.txt:[0-9]*: kernel 1 (nosuch): unknown template" catalogue kernels "$tmp/unknown.txt"
+expect 2 "unknown.txt:[0-9]*: kernel 1 (nosuch)" catalogue make "$DATA" --kernels "$tmp/unknown.txt" --date 2026-11-25 \
+    -o "$tmp/x.txt"
+# a kernel written in another spelling (two parameters swapped): the same kernel
+awk '/^kernel 1 /{ t = $10; $10 = $11; $11 = t } { print }' "$tmp/rev.txt" >"$tmp/spelled.txt"
+check "a respelled kernel line differs from the original" test "$(cat "$tmp/spelled.txt")" != "$(cat "$tmp/rev.txt")"
+"$KGEN" catalogue make "$DATA" --kernels "$tmp/spelled.txt" --date 2026-11-25 -o "$tmp/spelled_out.txt" 2>/dev/null
+check "--kernels: a kernel in another spelling is matched by its canonical text" \
+    test "$(grep '^time ' "$tmp/spelled_out.txt")" = "$(grep '^time ' "$tmp/keep.txt")"
+"$KGEN" catalogue kernels "$tmp/spelled.txt" -o "$tmp/spelled.cfg"
+check "kernels: the canonical text of each kernel" cmp -s "$tmp/spelled.cfg" "$tmp/rev.cfg"
 expect 2 "keeps that catalogue's kernels" catalogue make "$DATA" --kernels "$tmp/cat.txt" --max-kernels 3 \
     --date 2026-11-25 -o "$tmp/x.txt"
 expect 1 "cannot open" catalogue make "$DATA" --kernels "$tmp/none.txt" --date 2026-11-25 -o "$tmp/x.txt"
