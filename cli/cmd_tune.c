@@ -174,6 +174,10 @@ static void print_summary(const kgi_tune_report *rep, const kgi_tune_opts *o, in
         int n = top_rows(rep, s, o->dry_run, rows), show = top > 0 && top < n ? top : n;
         if (n == 0) {
             fprintf(f, "  no configuration %s\n", o->dry_run ? "would be timed" : "ran correctly");
+            if (rep->space.n == 0 && rep->space.npruned > 0) /* the space itself is empty: say why */
+                fprintf(f, "  check() rejected every combination; the first, %s %s: %s\n",
+                        rep->space.tmpl[rep->space.pruned[0].tmpl].name, rep->space.pruned[0].config,
+                        rep->space.pruned[0].reason);
             continue;
         }
         double flop = 2.0 * s->sh.m * s->sh.n * (double)s->sh.k;

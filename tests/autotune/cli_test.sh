@@ -212,6 +212,9 @@ check "--configs: the line check() rejects is named, with the rule" \
     grep -q "list.txt:6 (matmul): not timed here: bm=36 is not a multiple of tm=8" "$tmp/cfg.err"
 printf 'matmul_warp bm=64\nmatmul_warp bm=64 foo=1\n' >"$tmp/list7.txt"
 expect 2 "list7.txt:2: unknown parameter 'foo'" tune --dry-run --configs "$tmp/list7.txt" --m 8 --n 8 --k 8
+# a fixed configuration whose every combination check() rejects: the summary says which rule
+expect 0 "check() rejected every combination; the first, matmul_warp .*: skw=1 is stream-K's workspace" \
+    tune --dry-run --arch sm_90 --template matmul_warp --config "skw=1 sk=0" --m 64 --n 64 --k 64
 printf 'matmul bm=abc\n' >"$tmp/list8.txt"
 expect 2 "list8.txt:1: bm: 'abc' is not an integer" tune --dry-run --configs "$tmp/list8.txt" --m 8 --n 8 --k 8
 printf 'matmul_warp bm=64 layout=nn\n' >"$tmp/list2.txt"
