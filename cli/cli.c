@@ -48,6 +48,12 @@ int kgc_real(const char *opt, const char *text, double lo, double hi, double *ou
     return 0;
 }
 
+const char *kgc_template_path(const kgc_args *args)
+{
+    const char *path = args->template_dir ? args->template_dir : getenv("KGEN_TEMPLATE_PATH");
+    return path && path[0] ? path : NULL;
+}
+
 int kgc_layout(const char *opt, const char *text)
 {
     if (kgi_layout_index(text) >= 0)

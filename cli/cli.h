@@ -74,6 +74,9 @@ int kgc_read_shapes(const char *path, struct kgi_tune_shape **out, int *n);
 int kgc_int(const char *opt, const char *text, long lo, long hi, long *out);
 /* The same for a real number in [lo, hi]. */
 int kgc_real(const char *opt, const char *text, double lo, double hi, double *out);
+/* The template directory a command's own host searches first: --template-dir, else
+ * $KGEN_TEMPLATE_PATH, else NULL (the embedded templates only). */
+const char *kgc_template_path(const kgc_args *args);
 /* A layout option's value: 0 for nn, nt, tn or tt; else -1 after printing the error. */
 int kgc_layout(const char *opt, const char *text);
 

@@ -16,13 +16,6 @@
 
 static const char usage_line[] = "kgen catalogue candidates|make|kernels ... (see 'kgen help catalogue')";
 
-/* --template-dir, else $KGEN_TEMPLATE_PATH, else NULL (the embedded templates only). */
-static const char *template_path(const kgc_args *args)
-{
-    const char *path = args->template_dir ? args->template_dir : getenv("KGEN_TEMPLATE_PATH");
-    return path && path[0] ? path : NULL;
-}
-
 /* The list as `--configs` reads it. */
 static int write_list(const char *path, const kgi_config_list *l, const char *shapes, int arch)
 {
@@ -80,7 +73,7 @@ static int candidates(int argc, char **argv)
     if (kgc_read_shapes(shapes, &list, &ns) != 0)
         goto done;
     o.shapes = list, o.nshapes = ns;
-    o.template_path = template_path(&args);
+    o.template_path = kgc_template_path(&args);
     char names[KGI_SPACE_MAX_TEMPLATES][64];
     const char *tmpls[KGI_SPACE_MAX_TEMPLATES];
     int nt = kgi_space_templates(ctx->host, o.template_path, names, KGI_SPACE_MAX_TEMPLATES);
@@ -217,7 +210,7 @@ static int make(int argc, char **argv)
     }
     rc = KGC_FAIL;
     if (keep) {
-        if ((rc = read_catalogue("catalogue make --kernels", keep, template_path(&args), &kept)) != KGC_OK)
+        if ((rc = read_catalogue("catalogue make --kernels", keep, kgc_template_path(&args), &kept)) != KGC_OK)
             goto done;
         rc = KGC_FAIL;
         o.keep = kept;
@@ -225,7 +218,7 @@ static int make(int argc, char **argv)
     }
     if (!(text = kgc_slurp(args.positional[0], &len)))
         goto done;
-    o.template_path = template_path(&args);
+    o.template_path = kgc_template_path(&args);
     if (!(mem = open_memstream(&buf, &blen)))
         goto done;
     kgi_cat_make_report rep;
@@ -296,7 +289,7 @@ static int kernels(int argc, char **argv)
         fprintf(stderr, "kgen: catalogue kernels takes one CATALOGUE file and no template parameters\n");
         goto done;
     }
-    if ((rc = read_catalogue("catalogue kernels", args.positional[0], template_path(&args), &c)) != KGC_OK)
+    if ((rc = read_catalogue("catalogue kernels", args.positional[0], kgc_template_path(&args), &c)) != KGC_OK)
         goto done;
     rc = KGC_FAIL;
     if (!(mem = open_memstream(&buf, &blen)))

@@ -12,6 +12,7 @@
 
 #include "autotune/db.h"
 #include "cli.h"
+#include "gen/host.h"
 
 static void print_group(void *ud, const kgi_db_group *g)
 {
@@ -101,6 +102,33 @@ static void remove_created(const char *path, const char *made)
     }
 }
 
+/* An import's configurations, checked by their templates before anything is
+ * written: each must parse (a known template, known parameters in range),
+ * and one that ran must be written as the tuner writes it (canonical), so
+ * that it keys the same row as the tuner's own. */
+typedef struct import_check {
+    kgi_host *host;
+    const char *file;
+} import_check;
+
+static int check_config(void *ud, const char *tmpl, const char *config, int cc, int ran)
+{
+    import_check *ic = ud;
+    char why[1024], canon[2048];
+    if (kgi_host_parse(ic->host, tmpl, config, why, sizeof why) != KG_OK) {
+        fprintf(stderr, "kgen: %s: %s '%s': %s (nothing was written)\n", ic->file, tmpl, config, why);
+        return 1;
+    }
+    const kgi_limits *lim = ran ? kgi_arch_limits(cc) : NULL;
+    if (lim && kgi_host_check(ic->host, tmpl, config, lim, canon, sizeof canon, why, sizeof why) == KG_OK &&
+        strcmp(canon, config) != 0) {
+        fprintf(stderr, "kgen: %s: %s '%s' is not written as kgen writes it ('%s') (nothing was written)\n",
+                ic->file, tmpl, config, canon);
+        return 1;
+    }
+    return 0;
+}
+
 static const char db_usage[] = "kgen db list|show|export|import|merge [--db FILE] ... (see 'kgen help db')";
 
 int kgc_cmd_db(int argc, char **argv)
@@ -130,6 +158,7 @@ int kgc_cmd_db(int argc, char **argv)
         return rc;
     kgi_db *db = NULL;
     char *buf = NULL, **texts = NULL;
+    kgi_host *host = NULL;
     size_t buflen = 0;
     FILE *mem = NULL;
     kgc_args args;
@@ -237,6 +266,19 @@ int kgc_cmd_db(int argc, char **argv)
             st = kgi_db_open(":memory:", KGI_DB_CREATE, &check, err, sizeof err);
             if (st == KG_OK)
                 st = kgi_db_import(check, texts[i], lens[i], &ins, &upd, &kept, err, sizeof err);
+            if (st == KG_OK) {
+                if (!host && (!(host = kgi_host_new()) ||
+                              (kgc_template_path(&args) && kgi_host_set_path(host, kgc_template_path(&args)) != 0))) {
+                    kgi_db_close(check);
+                    fprintf(stderr, "kgen: out of memory\n");
+                    goto out;
+                }
+                import_check ic = {host, file};
+                if ((st = kgi_db_each_config(check, check_config, &ic, err, sizeof err)) == KG_ERR_CONFIG) {
+                    kgi_db_close(check);
+                    goto out;
+                }
+            }
         }
         kgi_db_close(check);
         if (st != KG_OK) {
@@ -315,6 +357,7 @@ out:
     for (int i = 0; texts && i < args.npositional; i++)
         free(texts[i]);
     free(texts);
+    kgi_host_free(host);
     kgi_db_close(db);
     kg_context_close(ctx);
     return rc;

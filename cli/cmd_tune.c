@@ -447,8 +447,7 @@ int kgc_cmd_tune(int argc, char **argv)
                        .max_seconds = 0.25, .timeout_s = 60, .slow_factor = 3, .flush_l2 = 1, .shard_n = 1,
                        .final_n = 8, .final_rounds = 10, .final_sample_ms = 2.0,
                        .rules = {.max_spill_bytes = 0, .min_occupancy = 1.0 / 16}, .progress = show_progress};
-    const char *template_path = args.template_dir ? args.template_dir : getenv("KGEN_TEMPLATE_PATH");
-    o.template_path = template_path && template_path[0] ? template_path : NULL;
+    o.template_path = kgc_template_path(&args);
     /* --configs: exactly the listed configurations, of the templates they name */
     int nt = 0;
     if (configs) {

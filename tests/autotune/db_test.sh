@@ -14,7 +14,9 @@ unset KGEN_DB XDG_DATA_HOME
 run() { set +e; out=$("$@" 2>&1); rc=$?; set -e; }
 
 header=device,cc,sm_count,template,template_version,dtype,layout,m,n,k,config,outcome,time_ms,final_ms,created
-row() { echo "$1,90,132,$2,1,f32,nn,64,64,64,bm=32,ok,1.5,$3,2026-01-01T00:00:00.000Z"; }
+# (matmul's canonical text for bm=32, as the tuner writes it)
+canon="bm=32 bn=64 bk=16 tm=4 tn=4 pad=1 vec=1 bounds=1 layout=nn"
+row() { echo "$1,90,132,$2,1,f32,nn,64,64,64,${4:-$canon},ok,1.5,$3,2026-01-01T00:00:00.000Z"; }
 { echo "$header"; row GPU matmul 0; } > good.csv
 
 # The first `db list` before any tuning: a clear message, exit status 0;
@@ -91,6 +93,21 @@ for f in missing.csv .; do
     { [ "$rc" -eq 1 ] && [ ! -e new ]; } || fail "import of '$f': exit $rc, created: $(find new 2> /dev/null)"
 done
 grep -q "Is a directory" <<< "$out" || fail "import of a folder does not say why: $out"
+# Each configuration is checked by its template: a parameter unknown or out of
+# range, or a configuration not written as kgen writes it (which would key a
+# second row for the same kernel), is refused, the file and text named.
+{ echo "$header"; row GPU matmul 0 "bm=32 foo=1 layout=nn"; } > unknown.csv
+run "$kgen" db import --db ok.db unknown.csv
+{ [ "$rc" -eq 1 ] && cmp -s ok.db before.db && grep -q "unknown.csv: matmul 'bm=32 foo=1 layout=nn': unknown parameter 'foo'" <<< "$out"; } ||
+    fail "an unknown parameter: exit $rc: $out"
+{ echo "$header"; row GPU matmul 0 "bm=abc layout=nn"; } > notint.csv
+run "$kgen" db import --db ok.db notint.csv
+{ [ "$rc" -eq 1 ] && grep -q "bm: 'abc' is not an integer" <<< "$out"; } || fail "a parameter that is not an integer: exit $rc: $out"
+{ echo "$header"; row GPU matmul 0 "bn=64 bm=32 bk=16 tm=4 tn=4 pad=1 vec=1 bounds=1 layout=nn"; } > order.csv
+run "$kgen" db import --db ok.db order.csv
+{ [ "$rc" -eq 1 ] && cmp -s ok.db before.db && grep -q "is not written as kgen writes it ('$canon')" <<< "$out"; } ||
+    fail "a configuration in another order: exit $rc: $out"
+
 # Standard input is read once, for the check and the import alike.
 run sh -c "'$kgen' db import --db in.db - < good2.csv"
 { [ "$rc" -eq 0 ] && "$kgen" db export --db in.db | grep -q GPU2; } || fail "import from standard input: exit $rc: $out"
