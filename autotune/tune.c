@@ -193,7 +193,7 @@ static kg_status build_space(kgi_tuner *t, const kgi_limits *lim, char *err, siz
         /* exactly the listed configurations: no walk, so nothing to read from or keep in the walk cache;
          * each one check() rejects (for this device, or always) is named, the first 20 */
         int not_timed = 0;
-        for (int i = 0; i < o->configs->n && !t->sp->stopped; i++) {
+        for (int i = 0; i < o->configs->n && !t->sp->stopped && !must_stop(t); i++) {
             const kgi_config_entry *e = &o->configs->e[i];
             char text[2048];
             snprintf(text, sizeof text, "%s %s", e->config, fixed);
