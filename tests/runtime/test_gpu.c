@@ -373,6 +373,7 @@ int main(int argc, char **argv)
     if (st == KG_ERR_NO_DRIVER || st == KG_ERR_NO_DEVICE) {
         printf("%s\n", kg_last_error(ctx));
         kg_context_close(ctx);
+        rmdir(dir);
         TEST_SKIP("no GPU here");
     }
     CHECK_MSG(st == KG_OK, "%s", kg_last_error(ctx));
