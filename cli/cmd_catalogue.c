@@ -107,13 +107,14 @@ done:
     return rc;
 }
 
-/* A catalogue file read by the catalogue's own parser: KGC_OK, KGC_FAIL (unreadable) or KGC_USAGE
- * (not a catalogue), the reason printed after `what`. */
 /* Reads a catalogue with the format's parser, then checks each kernel with
  * its template (known, its parameters in range, check() passed for the
- * catalogue's architecture in some layout) and puts its configuration in
- * canonical form (as the tuner writes it, and so as an export names it).
- * KGC_OK, or the exit code after naming the file, line and what was wrong. */
+ * catalogue's architecture in some layout; where kgen has no limits table
+ * for that architecture, the parameters only, and it says so) and puts its
+ * configuration in canonical form (as the tuner writes it, and so as an
+ * export names it). KGC_OK; KGC_FAIL (unreadable) or KGC_USAGE (not a
+ * catalogue, or a kernel its template refuses) after naming the file, line
+ * and what was wrong. */
 static int read_catalogue(const char *what, const char *path, const char *template_path, kgi_catalogue **out)
 {
     size_t len;
@@ -128,6 +129,9 @@ static int read_catalogue(const char *what, const char *path, const char *templa
     }
     kgi_catalogue *c = *out;
     const kgi_limits *lim = kgi_arch_limits(c->arch);
+    if (!lim)
+        fprintf(stderr, "kgen: %s: %s: kgen has no limits table for sm_%d: each kernel's parameters are checked,"
+                        " not its template's rules\n", what, path, c->arch);
     kgi_host *h = kgi_host_new();
     if (!h || (template_path && kgi_host_set_path(h, template_path) != 0)) {
         kgi_host_free(h);

@@ -549,7 +549,7 @@ kg_status kgi_host_check(kgi_host *h, const char *tmpl, const char *config, cons
     int top = lua_gettop(L);
     kg_status st = kgi_host_push_template(h, tmpl, err, errlen);
     if (st == KG_OK && (st = parse_config(h, config, err, errlen)) == KG_OK &&
-        (st = run_check(h, lim, err, errlen)) == KG_OK && canon)
+        (!lim || (st = run_check(h, lim, err, errlen)) == KG_OK) && canon)
         st = canonical(h, canon, canon_len, err, errlen);
     lua_settop(L, top);
     return st;

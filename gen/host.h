@@ -113,7 +113,9 @@ int kgi_template_name_valid(const char *name);
 /* Loads `tmpl`, parses `config` strictly, checks it against `lim`, renders. */
 kg_status kgi_host_render(kgi_host *h, const char *tmpl, const char *config,
                           const kgi_limits *lim, kg_source **out, char *err, size_t errlen);
-/* Parses and checks only; writes the canonical configuration text. */
+/* Parses and checks only; writes the canonical configuration text. With
+ * lim NULL (no architecture's limits known) check() is not called: the
+ * configuration is parsed and put in canonical form only. */
 kg_status kgi_host_check(kgi_host *h, const char *tmpl, const char *config,
                          const kgi_limits *lim, char *canon, size_t canon_len, char *err, size_t errlen);
 

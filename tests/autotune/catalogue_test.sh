@@ -133,6 +133,13 @@ check "--kernels: a kernel in another spelling is matched by its canonical text"
     test "$(grep '^time ' "$tmp/spelled_out.txt")" = "$(grep '^time ' "$tmp/keep.txt")"
 "$KGEN" catalogue kernels "$tmp/spelled.txt" -o "$tmp/spelled.cfg"
 check "kernels: the canonical text of each kernel" cmp -s "$tmp/spelled.cfg" "$tmp/rev.cfg"
+# an architecture kgen has no limits table for: parameters checked and made canonical, no check(), said so
+sed 's/^arch 90$/arch 100/' "$tmp/spelled.txt" >"$tmp/sm100.txt"
+expect 0 "sm100.txt: kgen has no limits table for sm_100: each kernel's parameters are checked" \
+    catalogue kernels "$tmp/sm100.txt" -o "$tmp/sm100.cfg"
+check "kernels (sm_100): the canonical text of each kernel" cmp -s "$tmp/sm100.cfg" "$tmp/rev.cfg"
+sed '/^kernel 1 /s/ \([a-z_]*\) / nosuch /' "$tmp/sm100.txt" >"$tmp/sm100bad.txt"
+expect 2 "sm100bad.txt:[0-9]*: kernel 1 (nosuch): unknown template" catalogue kernels "$tmp/sm100bad.txt"
 expect 2 "keeps that catalogue's kernels" catalogue make "$DATA" --kernels "$tmp/cat.txt" --max-kernels 3 \
     --date 2026-11-25 -o "$tmp/x.txt"
 expect 1 "cannot open" catalogue make "$DATA" --kernels "$tmp/none.txt" --date 2026-11-25 -o "$tmp/x.txt"
