@@ -119,12 +119,13 @@ kg_status kgi_db_export(kgi_db *db, FILE *f, int format, const kgi_db_filter *fl
  * line or record and the column. */
 kg_status kgi_db_import(kgi_db *db, const char *text, size_t len, int *inserted, int *updated, int *kept,
                         char *err, size_t errlen);
-/* Calls fn once per distinct (template, configuration, compute capability)
- * of the database's rows, with ran = 1 where one of them ran (an outcome
- * other than pruned_*): what `kgen db import` checks against the templates
+/* Calls fn once per distinct (template, configuration, layout) of the
+ * database's rows, with ran = 1 where one of them ran (an outcome other
+ * than pruned_*): what `kgen db import` checks against the templates
  * before it writes. fn returns 0 to go on; anything else stops the walk and
  * is returned (KG_ERR_CONFIG), or KG_ERR_DB with err set. */
-kg_status kgi_db_each_config(kgi_db *db, int (*fn)(void *ud, const char *tmpl, const char *config, int cc, int ran),
+kg_status kgi_db_each_config(kgi_db *db,
+                             int (*fn)(void *ud, const char *tmpl, const char *config, const char *layout, int ran),
                              void *ud, char *err, size_t errlen);
 /* Merges another database file into db with the same rule (shards of a
  * sweep have disjoint keys; a re-measured key keeps the newest row). */

@@ -602,14 +602,15 @@ kg_status kgi_db_import(kgi_db *db, const char *text, size_t len, int *inserted,
     return rc == 0 ? KG_OK : KG_ERR_DB;
 }
 
-kg_status kgi_db_each_config(kgi_db *db, int (*fn)(void *ud, const char *tmpl, const char *config, int cc, int ran),
+kg_status kgi_db_each_config(kgi_db *db,
+                             int (*fn)(void *ud, const char *tmpl, const char *config, const char *layout, int ran),
                              void *ud, char *err, size_t errlen)
 {
     sqlite3 *h = kgi_db_handle(db);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(h,
-                           "SELECT template, config, cc, max(outcome NOT LIKE 'pruned%') FROM results"
-                           " GROUP BY template, config, cc ORDER BY min(rowid)",
+                           "SELECT template, config, layout, max(outcome NOT LIKE 'pruned%') FROM results"
+                           " GROUP BY template, config, layout ORDER BY min(rowid)",
                            -1, &st, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "%s: %s", kgi_db_path(db), kgi_db_error(db));
         return KG_ERR_DB;
@@ -617,7 +618,7 @@ kg_status kgi_db_each_config(kgi_db *db, int (*fn)(void *ud, const char *tmpl, c
     int rc, stop = 0;
     while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW)
         stop = fn(ud, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
-                  sqlite3_column_int(st, 2), sqlite3_column_int(st, 3));
+                  (const char *)sqlite3_column_text(st, 2), sqlite3_column_int(st, 3));
     if (!stop && rc != SQLITE_DONE)
         snprintf(err, errlen, "%s: %s", kgi_db_path(db), kgi_db_error(db));
     sqlite3_finalize(st);

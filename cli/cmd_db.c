@@ -12,6 +12,7 @@
 
 #include "autotune/db.h"
 #include "cli.h"
+#include "gen/config.h"
 #include "gen/host.h"
 
 static void print_group(void *ud, const kgi_db_group *g)
@@ -105,25 +106,33 @@ static void remove_created(const char *path, const char *made)
 /* An import's configurations, checked by their templates before anything is
  * written: each must parse (a known template, known parameters in range),
  * and one that ran must be written as the tuner writes it (canonical), so
- * that it keys the same row as the tuner's own. */
+ * that it keys the same row as the tuner's own, with the layout of its
+ * row's layout column. */
 typedef struct import_check {
     kgi_host *host;
     const char *file;
 } import_check;
 
-static int check_config(void *ud, const char *tmpl, const char *config, int cc, int ran)
+static int check_config(void *ud, const char *tmpl, const char *config, const char *layout, int ran)
 {
     import_check *ic = ud;
-    char why[1024], canon[2048];
-    if (kgi_host_parse(ic->host, tmpl, config, why, sizeof why) != KG_OK) {
+    char why[1024], canon[2048], own[16];
+    /* the canonical text with no limits: parsed and completed, check() not run (a row may come from
+     * another architecture, or from a kgen whose rules were otherwise) */
+    if (kgi_host_check(ic->host, tmpl, config, NULL, canon, sizeof canon, why, sizeof why) != KG_OK) {
         fprintf(stderr, "kgen: %s: %s '%s': %s (nothing was written)\n", ic->file, tmpl, config, why);
         return 1;
     }
-    const kgi_limits *lim = ran ? kgi_arch_limits(cc) : NULL;
-    if (lim && kgi_host_check(ic->host, tmpl, config, lim, canon, sizeof canon, why, sizeof why) == KG_OK &&
-        strcmp(canon, config) != 0) {
+    if (!ran)
+        return 0;
+    if (strcmp(canon, config) != 0) {
         fprintf(stderr, "kgen: %s: %s '%s' is not written as kgen writes it ('%s') (nothing was written)\n",
                 ic->file, tmpl, config, canon);
+        return 1;
+    }
+    if (kgi_config_text_get(canon, "layout", own, sizeof own) == 0 && strcmp(own, layout) != 0) {
+        fprintf(stderr, "kgen: %s: %s '%s' computes layout %s, but its row's layout is %s (nothing was written)\n",
+                ic->file, tmpl, config, own, layout);
         return 1;
     }
     return 0;
@@ -242,7 +251,7 @@ int kgc_cmd_db(int argc, char **argv)
         }
     }
     struct stat sb;
-    if (is_export && output && stat(output, &sb) == 0 && sb.st_dev == target.st_dev && sb.st_ino == target.st_ino) {
+    if (is_export && output && existed && stat(output, &sb) == 0 && sb.st_dev == target.st_dev && sb.st_ino == target.st_ino) {
         fprintf(stderr, "kgen: -o '%s' is the database %s itself: give another file\n", output, path);
         goto out;
     }
@@ -281,8 +290,9 @@ int kgc_cmd_db(int argc, char **argv)
             }
         }
         kgi_db_close(check);
-        if (st != KG_OK) {
-            fprintf(stderr, "kgen: %s: %s (nothing was written)\n", file, err);
+        if (st != KG_OK) { /* the file named once: a database's open error names it already */
+            fprintf(stderr, "kgen: %s%s%s (nothing was written)\n", strstr(err, file) ? "" : file,
+                    strstr(err, file) ? "" : ": ", err);
             goto out;
         }
     }

@@ -107,6 +107,18 @@ run "$kgen" db import --db ok.db notint.csv
 run "$kgen" db import --db ok.db order.csv
 { [ "$rc" -eq 1 ] && cmp -s ok.db before.db && grep -q "is not written as kgen writes it ('$canon')" <<< "$out"; } ||
     fail "a configuration in another order: exit $rc: $out"
+# ... on an architecture kgen has no limits for too, and a configuration of another layout than its row's
+sed 's/,90,132,/,100,148,/' order.csv > order100.csv
+run "$kgen" db import --db ok.db order100.csv
+{ [ "$rc" -eq 1 ] && cmp -s ok.db before.db && grep -q "is not written as kgen writes it ('$canon')" <<< "$out"; } ||
+    fail "a configuration in another order, sm_100: exit $rc: $out"
+{ echo "$header"; row GPU matmul 0 "${canon/layout=nn/layout=tt}"; } > layout.csv
+run "$kgen" db import --db ok.db layout.csv
+{ [ "$rc" -eq 1 ] && cmp -s ok.db before.db && grep -q "computes layout tt, but its row's layout is nn" <<< "$out"; } ||
+    fail "a configuration of another layout than its row's: exit $rc: $out"
+# a merge of a file that is not a database names it once
+run "$kgen" db merge --db ok.db good2.csv
+{ [ "$rc" -eq 1 ] && [ "$(grep -o "good2.csv" <<< "$out" | wc -l)" -eq 1 ]; } || fail "merge of a text file: exit $rc: $out"
 
 # Standard input is read once, for the check and the import alike.
 run sh -c "'$kgen' db import --db in.db - < good2.csv"
