@@ -92,6 +92,11 @@ static void *worker(void *arg)
         j->outcome = info->cache ? 1 : 0;
         j->ms = info->compile_ms;
         kg_cubin_free(cubin);
+        char problem[512];
+        if (kgi_cache_take_problem(ctx, problem, sizeof problem)) { /* compiled, but not stored */
+            j->outcome = 2;
+            snprintf(j->error, sizeof j->error, "compiled, but not stored in the disk cache: %.400s", problem);
+        }
     }
     kg_context_close(ctx);
     return NULL;
@@ -172,16 +177,17 @@ int kgc_cmd_precompile(int argc, char **argv)
         }
         arch = info.cc_major * 10 + info.cc_minor;
     }
+    const kgi_catalogue *cat;
+    owned = load(ctx, file, arch, &cat);
+    if (!cat) {
+        rc = KGC_FAIL;
+        goto out;
+    }
+    /* once there is something to compile: the directory made ready and written to */
     const char *why = NULL, *dir = kgi_cache_dir_writable(ctx, &why);
     if (!dir) {
         fprintf(stderr, "kgen: precompile: the disk cache cannot be used (%s): there is nowhere to compile into\n",
                 why && why[0] ? why : "off");
-        rc = KGC_FAIL;
-        goto out;
-    }
-    const kgi_catalogue *cat;
-    owned = load(ctx, file, arch, &cat);
-    if (!cat) {
         rc = KGC_FAIL;
         goto out;
     }
@@ -234,10 +240,6 @@ int kgc_cmd_precompile(int argc, char **argv)
            "%d failed in %.1f s (%d thread%s)\n",
            njobs, cat->nkernels, count[0], count[1], count[2], wall, started ? started : 1, started > 1 ? "s" : "");
     rc = count[2] ? KGC_FAIL : KGC_OK;
-    if (kgi_cache_dir(ctx, &why) && why && why[0]) { /* a kernel compiled but not stored */
-        fprintf(stderr, "kgen: precompile: the disk cache: %s\n", why);
-        rc = KGC_FAIL;
-    }
 out:
     free(jobs);
     kgi_catalogue_free(owned);

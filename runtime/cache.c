@@ -502,6 +502,16 @@ const char *kgi_cache_dir_writable(kg_context *ctx, const char **why)
     return c->dir;
 }
 
+int kgi_cache_take_problem(kg_context *ctx, char *out, size_t len)
+{
+    struct kgi_cache *c = ctx->cache;
+    if (!c || !c->dir || !c->why[0])
+        return 0;
+    snprintf(out, len, "%s", c->why);
+    c->why[0] = '\0';
+    return 1;
+}
+
 /* ------------------------------------------------------------ other entries */
 
 /* DIR/<key>.<ext>: a 48-byte header (magic "KGENBLOB", format, header

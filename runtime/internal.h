@@ -164,6 +164,9 @@ const char *kgi_cache_dir(kg_context *ctx, const char **why);
  * written and removed in it, so that an unusable directory is known before
  * any work; NULL and *why saying why not. Clears the last write problem. */
 const char *kgi_cache_dir_writable(kg_context *ctx, const char **why);
+/* While the disk cache is on: whether a write to it failed since the last
+ * call (1, the problem copied into out and cleared) or not (0). */
+int kgi_cache_take_problem(kg_context *ctx, char *out, size_t len);
 /* runtime/cache.c: other entries of the disk cache (the tuner's space
  * walks), DIR/<16 hex digits of key>.<ext> under the same rules (a trusted
  * directory, atomic writes, regular files only), each with a header that

@@ -59,6 +59,17 @@ for d in afile afile/sub wide link; do
           "an unusable cache directory ($d): exit 1 with the reason"
 done
 check '[ -z "$(ls -A "$T/wide")" ] && [ -z "$(ls -A "$T/real")" ]' "nothing written into the unusable directories"
+# a kernel compiled but not stored (its entry's name taken by a folder): that kernel failed, exit 1
+check 'KGEN_CACHE_DIR=$T/cache3 "$KGEN" precompile --arch sm_90 --catalogue "$SMALL" -j 1 > /dev/null' "precompile into cache3"
+for f in "$T"/cache3/*.cubin; do rm "$f" && mkdir "$f"; done
+KGEN_CACHE_DIR=$T/cache3 "$KGEN" precompile --arch sm_90 --catalogue "$SMALL" -j 2 > "$T/out9" 2> "$T/err9"
+check '[ $? -eq 1 ] && grep -q ": 0 compiled, 0 already cached, 3 failed" "$T/out9" && [ "$(grep -c "compiled, but not stored in the disk cache: cannot write .*Is a directory" "$T/err9")" -eq 3 ]' \
+      "kernels that could not be stored: failed, exit 1"
+# nothing to compile: the cache directory is not created
+KGEN_CACHE_DIR=$T/never/made "$KGEN" precompile --arch sm_89 > /dev/null 2>&1
+check '[ $? -eq 1 ] && [ ! -e "$T/never" ]' "no catalogue: no cache directory created"
+KGEN_CACHE_DIR=$T/never/made "$KGEN" precompile --arch sm_90 --catalogue "$T/missing.txt" > /dev/null 2>&1
+check '[ $? -eq 1 ] && [ ! -e "$T/never" ]' "a missing --catalogue: no cache directory created"
 "$KGEN" precompile --arch sm_90 --bm 64 > /dev/null 2> "$T/err7"
 check '[ $? -eq 2 ] && grep -q "precompile takes no configuration" "$T/err7"' "a configuration option: exit 2"
 "$KGEN" precompile --arch sm_90 --jobs 0 > /dev/null 2>&1
