@@ -834,6 +834,7 @@ int kgi_space_lookup(const kgi_space *sp, const char *tmpl, const char *config)
 
 void kgi_space_shard(kgi_space *sp, int i, int n)
 {
+    sp->whole_n = sp->n;
     int w = 0;
     for (int c = 0; c < sp->n; c++)
         if (c % n == i)

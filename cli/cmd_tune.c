@@ -174,8 +174,9 @@ static void print_summary(const kgi_tune_report *rep, const kgi_tune_opts *o, in
         int n = top_rows(rep, s, o->dry_run, rows), show = top > 0 && top < n ? top : n;
         if (n == 0) {
             fprintf(f, "  no configuration %s\n", o->dry_run ? "would be timed" : "ran correctly");
-            if (rep->space.n == 0 && rep->space.npruned > 0) /* the space itself is empty: say why */
-                fprintf(f, "  check() rejected every combination; the first, %s %s: %s\n",
+            /* the whole space (every shard's) is empty: say why */
+            if (rep->space.whole_n == 0 && rep->space.npruned > 0 && !rep->space.stopped)
+                fprintf(f, "  check() rejected every combination; %s %s: %s\n",
                         rep->space.tmpl[rep->space.pruned[0].tmpl].name, rep->space.pruned[0].config,
                         rep->space.pruned[0].reason);
             continue;
@@ -449,7 +450,7 @@ int kgc_cmd_tune(int argc, char **argv)
                        .rules = {.max_spill_bytes = 0, .min_occupancy = 1.0 / 16}, .progress = show_progress};
     o.template_path = kgc_template_path(&args);
     /* --configs: exactly the listed configurations, of the templates they name */
-    int nt = 0;
+    int nt = 0, first_line[KGI_SPACE_MAX_TEMPLATES] = {0};
     if (configs) {
         char why[1024];
         if (ngiven || space || args.config[0]) {
@@ -473,7 +474,7 @@ int kgc_cmd_tune(int argc, char **argv)
             }
             snprintf(names[nt], sizeof names[nt], "%s", cfg_list.e[i].tmpl);
             tmpls[nt] = names[nt];
-            nt++;
+            first_line[nt++] = cfg_list.e[i].line;
         }
         o.configs = &cfg_list;
     }
@@ -507,7 +508,10 @@ int kgc_cmd_tune(int argc, char **argv)
         char why[1024];
         int unused;
         if (kgi_host_has_param(ctx->host, tmpls[i], NULL, &unused, why, sizeof why) != KG_OK) {
-            fprintf(stderr, "kgen: %s: %s\n", configs ? "--configs" : "--template", why);
+            if (configs) /* the first line that names it */
+                fprintf(stderr, "kgen: %s:%d: %s\n", cfg_list.name, first_line[i], why);
+            else
+                fprintf(stderr, "kgen: --template: %s\n", why);
             goto out;
         }
         if (!configs && !kgi_host_has_space(ctx->host, tmpls[i])) {
