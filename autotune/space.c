@@ -760,6 +760,7 @@ static int cmp_ranked(const void *a, const void *b)
 
 kg_status kgi_space_finalize(kgi_space *sp)
 {
+    sp->whole_n = sp->n;
     /* raw value indices -> ranks among the values the candidates take
      * (one pass over the candidates to see the values used, one to rank) */
     for (int ti = 0; ti < sp->ntmpl; ti++) {
@@ -834,7 +835,6 @@ int kgi_space_lookup(const kgi_space *sp, const char *tmpl, const char *config)
 
 void kgi_space_shard(kgi_space *sp, int i, int n)
 {
-    sp->whole_n = sp->n;
     int w = 0;
     for (int c = 0; c < sp->n; c++)
         if (c % n == i)

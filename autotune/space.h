@@ -117,7 +117,8 @@ typedef struct kgi_space {
     long rejected;             /* combinations check() rejected (the subtrees' counts; a combination that
                                   two walks of a template's space and groups both reject counts twice) */
     long enumerated;           /* combinations covered (n + rejected) */
-    int whole_n;               /* candidates of the whole space: n before kgi_space_shard took a slice */
+    int whole_n;               /* candidates of the whole space (set by kgi_space_finalize; kgi_space_shard
+                                  leaves it while n becomes the shard's slice) */
     long checks;               /* check() calls made */
     long resource_calls;       /* resources() calls made (a pass's subtree: one per distinct reading) */
     int *hash;                 /* coordinates -> index, built by kgi_space_finalize */

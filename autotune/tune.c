@@ -225,7 +225,6 @@ walked:
     stage_progress(t, "space");
     if ((st = kgi_space_finalize(t->sp)) != KG_OK)
         goto done;
-    t->sp->whole_n = t->sp->n;
     if (o->shard_n > 1)
         kgi_space_shard(t->sp, o->shard_i, o->shard_n);
 done:
