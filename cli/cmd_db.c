@@ -290,9 +290,8 @@ int kgc_cmd_db(int argc, char **argv)
             }
         }
         kgi_db_close(check);
-        if (st != KG_OK) { /* the file named once: a database's open error names it already */
-            fprintf(stderr, "kgen: %s%s%s (nothing was written)\n", strstr(err, file) ? "" : file,
-                    strstr(err, file) ? "" : ": ", err);
+        if (st != KG_OK) { /* the file named once: kgi_db_open's errors (a merge's) name it already */
+            fprintf(stderr, "kgen: %s%s%s (nothing was written)\n", is_merge ? "" : file, is_merge ? "" : ": ", err);
             goto out;
         }
     }
