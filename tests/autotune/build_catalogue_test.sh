@@ -113,6 +113,11 @@ KGEN_CATALOGUE_KEEP="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_KERNELS=12 run 2 "
 KGEN_CATALOGUE_KEEP="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_TUNE=4 run 2 "it keeps its own kernels" \
     sh "$SCRIPT" "$tmp/b" "$tmp/work"
 check "kgen was not run for a bad KGEN_CATALOGUE_KEEP" test ! -e "$tmp/ran"
+KGEN_CATALOGUE_BASE="$tmp/none.txt" run 2 "KGEN_CATALOGUE_BASE: cannot read the catalogue '$tmp/none.txt'" \
+    sh "$SCRIPT" "$tmp/b" "$tmp/work"
+KGEN_CATALOGUE_KEEP="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_BASE="$SRC/catalogue/sm_90.txt" \
+    run 2 "no KGEN_CATALOGUE_KERNELS, KGEN_CATALOGUE_TUNE or KGEN_CATALOGUE_BASE" sh "$SCRIPT" "$tmp/b" "$tmp/work"
+check "kgen was not run for a bad KGEN_CATALOGUE_BASE" test ! -e "$tmp/ran"
 # KEEP on a WORK_DIR that holds other candidates: refused before anything is timed (a stand-in kgen that
 # answers `device`, passes `catalogue` to the real one and records any other command)
 mkdir -p "$tmp/d/cli" "$tmp/kw"
@@ -128,6 +133,28 @@ echo "matmul_warp bm=64 bn=64" >"$tmp/kw/candidates.txt"
 KGEN_CATALOGUE_KEEP="$SRC/catalogue/sm_90.txt" sh "$SCRIPT" "$tmp/d" "$tmp/kw" >"$tmp/out" 2>"$tmp/err"
 check "KEEP on a WORK_DIR of other candidates exits 1" test $? = 1
 check "... saying so" grep -q "candidates.txt is not the kernels of catalogue/sm_90.txt" "$tmp/err"
+check "... before any timing" test ! -e "$tmp/ran2"
+check "... its candidates untouched" test "$(cat "$tmp/kw/candidates.txt")" = "matmul_warp bm=64 bn=64"
+# BASE: the catalogue's kernels are the candidates (the stand-in fails the timing that follows); a WORK_DIR
+# resumed must start with them (step 2b's winners may follow), else it is refused before any timing
+"$KGEN_BIN" catalogue kernels "$SRC/catalogue/sm_90.txt" -o "$tmp/base.cfg"
+check "kgen catalogue kernels of the committed catalogue" test -s "$tmp/base.cfg"
+KGEN_CATALOGUE_BASE="$SRC/catalogue/sm_90.txt" sh "$SCRIPT" "$tmp/d" "$tmp/bw" >"$tmp/out" 2>"$tmp/err"
+check "BASE on a fresh WORK_DIR: the stand-in's failed timing exits 1" test $? = 1
+check "... its candidates are the catalogue's kernels" cmp -s "$tmp/bw/candidates.txt" "$tmp/base.cfg"
+check "... said so" grep -q "candidates: the $(wc -l <"$tmp/base.cfg") kernels of catalogue/sm_90.txt" "$tmp/out"
+check "... then timed them" test -e "$tmp/ran2"
+rm -f "$tmp/ran2"
+echo "matmul_warp bm=32 bn=32" >>"$tmp/bw/candidates.txt"
+cp "$tmp/bw/candidates.txt" "$tmp/bw.cfg"
+KGEN_CATALOGUE_BASE="$SRC/catalogue/sm_90.txt" sh "$SCRIPT" "$tmp/d" "$tmp/bw" >"$tmp/out" 2>"$tmp/err"
+check "BASE resumed with a winner after the kernels: goes on to the timing" test -e "$tmp/ran2"
+check "... its candidates kept" cmp -s "$tmp/bw/candidates.txt" "$tmp/bw.cfg"
+check "... said so" grep -q "resuming with $tmp/bw/candidates.txt (the kernels of catalogue/sm_90.txt first)" "$tmp/out"
+rm -f "$tmp/ran2"
+KGEN_CATALOGUE_BASE="$SRC/catalogue/sm_90.txt" sh "$SCRIPT" "$tmp/d" "$tmp/kw" >"$tmp/out" 2>"$tmp/err"
+check "BASE on a WORK_DIR of other candidates exits 1" test $? = 1
+check "... saying so" grep -q "candidates.txt does not start with the kernels of catalogue/sm_90.txt" "$tmp/err"
 check "... before any timing" test ! -e "$tmp/ran2"
 check "... its candidates untouched" test "$(cat "$tmp/kw/candidates.txt")" = "matmul_warp bm=64 bn=64"
 finish
