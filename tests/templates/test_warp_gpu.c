@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/gpu_problem.h"
 #include "runtime/internal.h"
 #include "testutil.h"
 
@@ -144,6 +145,67 @@ static const char *const sk_configs[] = {
 };
 #define NSK (int)(sizeof sk_configs / sizeof *sk_configs)
 
+/* pack=1 kernels (test_pack) */
+static const char *const pk_configs[] = {
+    "bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8 vec=4 pack=1 sk=1 red=4",
+    "bm=64 bn=128 bk=16 wm=32 wn=64 stages=1 vec=4 ba=1 pack=1 splitk=3 red=4",
+    "bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=4 pack=1 pred=1",
+    "bm=128 bn=128 bk=16 wm=64 wn=64 stages=1 raster=8 vec=4 pack=1",
+    "bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=1 vec=4 pack=1 sk=2 red=4 xb=1",
+    "bm=128 bn=128 bk=8 wm=64 wn=64 stages=1 raster=1 vec=4 pack=1 sk=2 red=4 xb=1 skw=1",
+};
+
+/* red = 4 into ragged rows of C, each in its layouts (test_realigned_red) */
+static const struct { const char *config; const char *layouts; } rr_configs[] = {
+    {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=2 vec=1 cc=1 sk=1 red=4", "nn nt tn tt"},
+    {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=1 cc=1 splitk=3 red=4", "nn nt tn tt"},
+    {"bm=32 bn=128 bk=8 wm=32 wn=64 tm=4 tn=8 ln=8 stages=3 vec=1 cc=1 splitk=2 red=4", "nn tt"},
+    {"bm=64 bn=64 bk=8 wm=16 wn=64 tm=2 tn=4 ln=16 stages=2 vec=1 splitk=4 red=4", "nt tn"},
+    {"bm=64 bn=64 bk=32 wm=32 wn=32 wk=2 stages=1 vec=1 splitk=3 red=4", "nn tt"},
+    /* lanes along N: 4 (two passes), 32 (one), 2 with 8-float runs and 8-byte copies, 1 (eight passes:
+     * a lane's next run is its own) */
+    {"bm=64 bn=64 bk=16 wm=32 wn=32 tm=4 tn=4 ln=4 stages=2 vec=1 splitk=3 red=4", "nt tn"},
+    {"bm=32 bn=128 bk=8 wm=8 wn=128 tm=1 tn=4 ln=32 stages=2 vec=1 splitk=2 red=4", "nn tt"},
+    {"bm=64 bn=64 bk=8 wm=64 wn=32 tm=4 tn=8 ln=2 stages=2 vec=2 splitk=4 red=4", "nt"},
+    {"bm=64 bn=32 bk=8 wm=64 wn=32 tm=2 tn=4 ln=1 stages=2 vec=1 splitk=2 red=4", "nn tn"},
+    {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=4 cc=1 splitk=4 red=4", "nt"},
+    {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=1 vec=4 sk=2 red=4 xb=1", "nt"},
+    /* skw=1: the shared tiles' pieces through the workspace instead */
+    {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=2 vec=1 cc=1 sk=1 red=4 skw=1", "nn nt tn tt"},
+    {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=1 vec=4 sk=2 red=4 xb=1 skw=1", "nt"},
+};
+
+/* split-K with its beta pass overlapped, in the default layout (test_overlap) */
+static const char *const ov_configs[] = {
+    "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=4 splitk=4 red=4 cc=1",
+    "bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 vec=4 splitk=4 red=4",
+    "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=1 splitk=4 red=1",
+};
+
+#define NPK (int)(sizeof pk_configs / sizeof *pk_configs)
+#define NRR (int)(sizeof rr_configs / sizeof *rr_configs)
+#define NOV (int)(sizeof ov_configs / sizeof *ov_configs)
+#define NKERNELS (NCONFIGS * 2 + NSK + NPK * 4 + NRR * 4 + NOV)
+
+/* Kernel i of the precompile, in the order the tests below get them: each of
+ * configs[] in its two layouts, the stream-K, packed, realigned-reduction
+ * and overlapped ones; 0 for an index no test uses (a layout rr_configs[] skips). */
+static int config_i(int i, char *tmpl, size_t tlen, char *cfg, size_t clen, void *ud)
+{
+    (void)ud;
+    snprintf(tmpl, tlen, "matmul_warp");
+    if (i < NCONFIGS * 2)
+        return snprintf(cfg, clen, "%s layout=%s", configs[i / 2], layouts[(i / 2 + 2 * (i % 2)) % 4]) > 0;
+    if ((i -= NCONFIGS * 2) < NSK)
+        return snprintf(cfg, clen, "%s layout=%s", sk_configs[i], layouts[i % 4]) > 0;
+    if ((i -= NSK) < NPK * 4)
+        return snprintf(cfg, clen, "%s layout=%s", pk_configs[i / 4], layouts[i % 4]) > 0;
+    if ((i -= NPK * 4) < NRR * 4)
+        return strstr(rr_configs[i / 4].layouts, layouts[i % 4]) &&
+               snprintf(cfg, clen, "%s layout=%s", rr_configs[i / 4].config, layouts[i % 4]) > 0;
+    return (i -= NRR * 4) < NOV && snprintf(cfg, clen, "%s", ov_configs[i]) > 0;
+}
+
 /* M, N with tiles_m * tiles_n == tiles (rows x columns, rows small), ragged
  * by a few rows and columns: odd ones, or multiples of `vec` so that a
  * kernel with vector copies takes the shape. */
@@ -212,16 +274,8 @@ static int test_stream_k(kg_context *ctx)
  * dimensions; returns checks run. */
 static int test_pack(kg_context *ctx)
 {
-    static const char *const pk_configs[] = {
-        "bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8 vec=4 pack=1 sk=1 red=4",
-        "bm=64 bn=128 bk=16 wm=32 wn=64 stages=1 vec=4 ba=1 pack=1 splitk=3 red=4",
-        "bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=4 pack=1 pred=1",
-        "bm=128 bn=128 bk=16 wm=64 wn=64 stages=1 raster=8 vec=4 pack=1",
-        "bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=1 vec=4 pack=1 sk=2 red=4 xb=1",
-        "bm=128 bn=128 bk=8 wm=64 wn=64 stages=1 raster=1 vec=4 pack=1 sk=2 red=4 xb=1 skw=1",
-    };
     int verified = 0;
-    for (size_t c = 0; c < sizeof pk_configs / sizeof *pk_configs; c++) {
+    for (int c = 0; c < NPK; c++) {
         for (int l = 0; l < 4; l++) {
             char config[512];
             snprintf(config, sizeof config, "%s layout=%s", pk_configs[c], layouts[l]);
@@ -267,32 +321,14 @@ static int test_pack(kg_context *ctx)
  */
 static int test_realigned_red(kg_context *ctx)
 {
-    static const struct { const char *config; const char *layouts; } rr[] = {
-        {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=2 vec=1 cc=1 sk=1 red=4", "nn nt tn tt"},
-        {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=1 cc=1 splitk=3 red=4", "nn nt tn tt"},
-        {"bm=32 bn=128 bk=8 wm=32 wn=64 tm=4 tn=8 ln=8 stages=3 vec=1 cc=1 splitk=2 red=4", "nn tt"},
-        {"bm=64 bn=64 bk=8 wm=16 wn=64 tm=2 tn=4 ln=16 stages=2 vec=1 splitk=4 red=4", "nt tn"},
-        {"bm=64 bn=64 bk=32 wm=32 wn=32 wk=2 stages=1 vec=1 splitk=3 red=4", "nn tt"},
-        /* lanes along N: 4 (two passes), 32 (one), 2 with 8-float runs and 8-byte copies, 1 (eight passes:
-         * a lane's next run is its own) */
-        {"bm=64 bn=64 bk=16 wm=32 wn=32 tm=4 tn=4 ln=4 stages=2 vec=1 splitk=3 red=4", "nt tn"},
-        {"bm=32 bn=128 bk=8 wm=8 wn=128 tm=1 tn=4 ln=32 stages=2 vec=1 splitk=2 red=4", "nn tt"},
-        {"bm=64 bn=64 bk=8 wm=64 wn=32 tm=4 tn=8 ln=2 stages=2 vec=2 splitk=4 red=4", "nt"},
-        {"bm=64 bn=32 bk=8 wm=64 wn=32 tm=2 tn=4 ln=1 stages=2 vec=1 splitk=2 red=4", "nn tn"},
-        {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=4 cc=1 splitk=4 red=4", "nt"},
-        {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=1 vec=4 sk=2 red=4 xb=1", "nt"},
-        /* skw=1: the shared tiles' pieces through the workspace instead */
-        {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=2 vec=1 cc=1 sk=1 red=4 skw=1", "nn nt tn tt"},
-        {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=1 vec=4 sk=2 red=4 xb=1 skw=1", "nt"},
-    };
     static const int sizes[][3] = {{131, 253, 100}, {70, 130, 64}, {129, 255, 36}, {1, 7, 200}, {61, 2, 52}};
     int verified = 0;
-    for (size_t c = 0; c < sizeof rr / sizeof *rr; c++) {
+    for (int c = 0; c < NRR; c++) {
         for (int l = 0; l < 4; l++) {
-            if (!strstr(rr[c].layouts, layouts[l]))
+            if (!strstr(rr_configs[c].layouts, layouts[l]))
                 continue;
             char config[512];
-            snprintf(config, sizeof config, "%s layout=%s", rr[c].config, layouts[l]);
+            snprintf(config, sizeof config, "%s layout=%s", rr_configs[c].config, layouts[l]);
             kg_kernel *kern;
             kg_status st = kg_kernel_get(ctx, "matmul_warp", config, &kern);
             CHECK_MSG(st == KG_OK, "%s: %s", config, kg_last_error(ctx));
@@ -313,7 +349,7 @@ static int test_realigned_red(kg_context *ctx)
                 verified += (s1 == KG_OK) + (s2 == KG_OK);
             }
         }
-        printf("%s: layouts %s, %d shapes with ragged rows of C\n", rr[c].config, rr[c].layouts,
+        printf("%s: layouts %s, %d shapes with ragged rows of C\n", rr_configs[c].config, rr_configs[c].layouts,
                (int)(sizeof sizes / sizeof *sizes));
     }
     return verified;
@@ -330,13 +366,8 @@ static int test_realigned_red(kg_context *ctx)
  */
 static int test_overlap(kg_context *ctx)
 {
-    static const char *const ov_configs[] = {
-        "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=4 splitk=4 red=4 cc=1",
-        "bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 vec=4 splitk=4 red=4",
-        "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=1 splitk=4 red=1",
-    };
     int verified = 0;
-    for (size_t c = 0; c < sizeof ov_configs / sizeof *ov_configs; c++) {
+    for (int c = 0; c < NOV; c++) {
         kg_kernel *kern;
         kg_kernel_info info;
         kg_status st = kg_kernel_get(ctx, "matmul_warp", ov_configs[c], &kern);
@@ -377,6 +408,10 @@ int main(void)
         kg_context_close(ctx);
         TEST_DONE();
     }
+    /* NVRTC one kernel at a time is about half the run: compiled first, in parallel, into the disk cache (where on) */
+    const char *why;
+    if (kgi_arch_limits(kg_arch(ctx)) && kgi_cache_dir(ctx, &why))
+        gp_precompile(kg_arch(ctx), NKERNELS, config_i, NULL);
     int verified = 0, refused = 0;
     for (int c = 0; c < NCONFIGS; c++) {
         for (int l = 0; l < 2; l++) {
