@@ -1,0 +1,173 @@
+#!/bin/sh
+# bench/compare-catalogues.sh -- judges a catalogue file against the one
+# built into kgen, on shapes neither was built from.
+#
+#   bench/compare-catalogues.sh BUILD_DIR CATALOGUE [OUT_DIR]
+#
+# On a GPU machine, with kgen built in BUILD_DIR (this script builds
+# nothing): for each shape set and layout, kgen-bench without a tuning
+# database twice, back to back, first with the embedded catalogue ("old"),
+# then with CATALOGUE in its place (KGEN_CATALOGUE, "new"), each against
+# cuBLAS in the same process. The sets:
+#   grid     bench/grid.txt
+#   suite    bench/shapes.txt
+#   heldout  products drawn at random in log2 space for this run (24 with M
+#            and N 17-16384, K 8-32768, half of them with no 16-byte rows;
+#            16 with M or N 1-16), written to OUT_DIR/heldout.txt;
+#            KGEN_COMPARE_SEED (default: today, YYYYMMDD) seeds the draw (awk's
+#            rand: another awk draws others, so the list run is the file) and
+#            KGEN_COMPARE_HELDOUT=FILE gives a list instead.
+# It prints, and writes to OUT_DIR/summary.txt, per set and layout: the
+# geometric mean of kgen/cuBLAS with each file, the shapes below 0.90 of
+# cuBLAS with each, the shapes whose kernel changed, and over those the
+# geometric mean of kgen's time new/old (below 1: the new file is faster),
+# how many are more than 3 % faster or slower, and the worst; "drift" is
+# the same time ratio over the shapes whose kernel did not change (the
+# run-to-run noise the changes are to be read against). OUT_DIR
+# (default: a new temporary directory) keeps every CSV.
+# KGEN_BENCH_SETS (default "grid suite heldout") and KGEN_BENCH_LAYOUTS
+# (default "nn nt tn tt") pick a part.
+# Exit status: 0 every run correct; 1 a run failed or a result was wrong
+# (the others still run; the summary covers those that ran); 2 usage.
+set -u
+if [ $# -ge 1 ] && [ "$1" = --help ]; then
+    sed -n '2,/^set -u/s/^# \{0,1\}//p' "$0"
+    exit 0
+fi
+if [ $# -lt 2 ] || [ $# -gt 3 ]; then
+    echo "usage: bench/compare-catalogues.sh BUILD_DIR CATALOGUE [OUT_DIR]   (--help: what it runs)" >&2
+    exit 2
+fi
+CALLER=$(pwd)
+from_caller() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s\n' "$CALLER/$1" ;; esac; }
+B=$(from_caller "$1")
+CAT=$(from_caller "$2")
+CAT_NAME=$2
+BENCH=$B/bench/kgen-bench
+if [ ! -x "$BENCH" ]; then
+    echo "compare-catalogues.sh: $BENCH not found: build kgen with cuBLAS first (cmake -S . -B $1 && cmake --build $1)" >&2
+    exit 2
+fi
+if [ ! -r "$CAT" ] || [ ! -f "$CAT" ]; then
+    echo "compare-catalogues.sh: cannot read the catalogue '$2'" >&2
+    exit 2
+fi
+if ! head -n 50 "$CAT" | grep -q '^kgen-catalogue '; then
+    echo "compare-catalogues.sh: '$2' is not a kgen catalogue (no 'kgen-catalogue' line: catalogue/README.md)" >&2
+    exit 2
+fi
+SETS=${KGEN_BENCH_SETS:-grid suite heldout}
+LAYOUTS=${KGEN_BENCH_LAYOUTS:-nn nt tn tt}
+for s in $SETS; do
+    case $s in grid|suite|heldout) ;; *) echo "compare-catalogues.sh: KGEN_BENCH_SETS: unknown set '$s' (grid, suite, heldout)" >&2; exit 2 ;; esac
+done
+for l in $LAYOUTS; do
+    case $l in nn|nt|tn|tt) ;; *) echo "compare-catalogues.sh: KGEN_BENCH_LAYOUTS: unknown layout '$l' (nn, nt, tn, tt)" >&2; exit 2 ;; esac
+done
+SEED=${KGEN_COMPARE_SEED:-$(date -u +%Y%m%d)}
+case $SEED in '' | *[!0-9]*) echo "compare-catalogues.sh: KGEN_COMPARE_SEED: not a number '$SEED'" >&2; exit 2 ;; esac
+HELD=
+if [ -n "${KGEN_COMPARE_HELDOUT:-}" ]; then
+    HELD=$(from_caller "$KGEN_COMPARE_HELDOUT")
+    [ -r "$HELD" ] || { echo "compare-catalogues.sh: KGEN_COMPARE_HELDOUT: cannot read '$KGEN_COMPARE_HELDOUT'" >&2; exit 2; }
+fi
+# a GPU, before anything is written
+"$BENCH" --device-name > /dev/null || exit 1
+if [ $# -ge 3 ]; then
+    OUT=$(from_caller "$3")
+    mkdir -p "$OUT" || exit 1
+else
+    OUT=$(mktemp -d) || exit 1
+fi
+cd "$(dirname "$0")/.." || exit 2
+
+# the held-out products: random in log2 space, none of them chosen by anyone
+held_out() {
+    awk -v seed="$1" '
+function side(lo, hi) { return lo + rand() * (hi - lo) }
+BEGIN {
+  srand(seed); l17 = log(17) / log(2)
+  print "# held-out products for bench/compare-catalogues.sh, seed " seed
+  for (i = 1; i <= 24; i++) {      # general: at most 2^35 multiply-adds, half rounded to 16-byte rows
+    lm = side(l17, 14); ln = side(l17, 14); lk = side(3, 15); s = lm + ln + lk
+    if (s > 35) { lm -= (s - 35) * lm / s; ln -= (s - 35) * ln / s; lk -= (s - 35) * lk / s }
+    m = int(2 ^ lm + 0.5); n = int(2 ^ ln + 0.5); k = int(2 ^ lk + 0.5)
+    if (rand() < 0.5) { if (m >= 48) m = int(m / 16 + 0.5) * 16; if (n >= 48) n = int(n / 16 + 0.5) * 16; if (k >= 48) k = int(k / 16 + 0.5) * 16 }
+    if (m < 17) m = 17; if (n < 17) n = 17
+    printf "h%02d %d %d %d\n", i, m, n, k
+  }
+  for (i = 1; i <= 16; i++) {      # thin: M or N 1-16 (1 in about half), the other 256-16384, K 256-32768
+    s = 1 + int(rand() * 16); if (rand() < 0.4) s = 1
+    b = int(2 ^ side(8, 14) + 0.5); k = int(2 ^ side(8, 15) + 0.5)
+    if (rand() < 0.6) { b = int(b / 16 + 0.5) * 16; k = int(k / 16 + 0.5) * 16 }
+    if (i % 2) printf "v%02d %d %d %d\n", i, s, b, k; else printf "v%02d %d %d %d\n", i, b, s, k
+  }
+}'
+}
+
+rc=0
+for s in $SETS; do
+    case $s in
+        grid) shapes=bench/grid.txt ;;
+        suite) shapes=bench/shapes.txt ;;
+        heldout)
+            shapes=$OUT/heldout.txt
+            if [ -n "$HELD" ]; then
+                cp "$HELD" "$shapes" || exit 1
+            else
+                held_out "$SEED" > "$shapes" || exit 1
+            fi ;;
+    esac
+    for l in $LAYOUTS; do
+        echo "== $s, layout $l: the embedded catalogue, then $2"
+        "$BENCH" --no-db --shapes "$shapes" --layout "$l" --csv "$OUT/old-$s-$l.csv" > "$OUT/old-$s-$l.txt" 2>&1 ||
+            { rc=1; echo "  kgen-bench failed with the embedded catalogue: $OUT/old-$s-$l.txt" >&2; }
+        KGEN_CATALOGUE=$CAT "$BENCH" --no-db --shapes "$shapes" --layout "$l" --csv "$OUT/new-$s-$l.csv" \
+            > "$OUT/new-$s-$l.txt" 2>&1 ||
+            { rc=1; echo "  kgen-bench failed with $2: $OUT/new-$s-$l.txt" >&2; }
+    done
+done
+
+# the summary: one line per set and layout that ran with both files
+summarize() {
+    awk -F, '
+FNR == 1 { delete c; for (i = 1; i <= NF; i++) c[$i] = i; old = FILENAME ~ /\/old-[a-z]*-[a-z]*\.csv$/; next }
+{
+  f = FILENAME; sub(/.*\/(old|new)-/, "", f); sub(/\.csv$/, "", f)      # set-layout
+  key = f SUBSEP $c["tag"]
+  if (old) { r0[key] = $c["ratio"]; t0[key] = $c["kgen_ms"]; k0[key] = $c["template"] " " $c["config"]; sets[f] = 1 }
+  else { r1[key] = $c["ratio"]; t1[key] = $c["kgen_ms"]; k1[key] = $c["template"] " " $c["config"] }
+}
+END {
+  printf "%-12s %6s %10s %10s %7s %7s %7s %8s %7s %7s %8s  %s\n", "set-layout", "shapes", "old/cuBLAS", "new/cuBLAS", \
+    "old<0.9", "new<0.9", "changed", "new/old", "faster", "slower", "drift", "worst (new/old)"
+  for (f in sets) {
+    n = 0; lo = ln = 0; b0 = b1 = 0; ch = 0; lt = 0; fa = sl = 0; worst = 0; wtag = "-"; same = 0; ls = 0
+    for (key in r0) {
+      split(key, p, SUBSEP); if (p[1] != f || !(key in r1)) continue
+      n++; lo += log(r0[key]); ln += log(r1[key]); b0 += r0[key] < 0.9; b1 += r1[key] < 0.9
+      if (k0[key] == k1[key]) { same++; ls += log(t1[key] / t0[key]); continue }
+      ch++; q = t1[key] / t0[key]; lt += log(q); fa += q < 0.97; sl += q > 1.03
+      if (q > worst) { worst = q; wtag = p[2] }
+    }
+    if (n == 0) continue
+    printf "%-12s %6d %10.3f %10.3f %7d %7d %7d %8s %7d %7d %8s  %s\n", f, n, exp(lo / n), exp(ln / n), b0, b1, ch, \
+      ch ? sprintf("%.3f", exp(lt / ch)) : "-", fa, sl, same ? sprintf("%.3f", exp(ls / same)) : "-", \
+      ch ? sprintf("%s %.2f", wtag, worst) : "-"
+  }
+}' "$@" | { IFS= read -r head; printf '%s\n' "$head"; sort; }
+}
+set --
+for f in "$OUT"/old-*.csv "$OUT"/new-*.csv; do
+    [ -e "$f" ] && set -- "$@" "$f"
+done
+if [ $# -gt 0 ]; then
+    {
+        echo "# bench/compare-catalogues.sh: the embedded catalogue (old) against $CAT_NAME (new), no tuning database"
+        echo "# $("$BENCH" --device-name 2> /dev/null || echo "unknown GPU"), $(date -u +%Y-%m-%dT%H:%MZ), kgen $(git rev-parse --short HEAD 2> /dev/null || echo unknown)"
+        summarize "$@"
+    } > "$OUT/summary.txt"
+    cat "$OUT/summary.txt"
+fi
+echo "written: $OUT"
+exit $rc

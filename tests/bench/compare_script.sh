@@ -1,0 +1,84 @@
+#!/bin/bash
+# shellcheck disable=SC2015 # `ok` always succeeds, so A && ok || bad is an if-then-else
+# bench/compare-catalogues.sh without a GPU: its refusals (usage, no
+# kgen-bench, no catalogue, bad settings: exit 2; no GPU: exit 1, nothing
+# written), the held-out draw (the same seed, the same products), and its
+# summary over the CSVs of a stand-in kgen-bench whose times are known.
+# Usage: compare_script.sh COMPARE_SH SOURCE_ROOT
+CMP=$1; SRC=$2
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+pass=0; fail=0
+ok()  { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+expect() {
+    local code=$1 word=$2; shift 3
+    sh "$CMP" "$@" > "$T/out" 2> "$T/err"; local rc=$?
+    if [ $rc -eq "$code" ] && grep -q -- "$word" "$T/err"; then ok; else bad "compare-catalogues.sh $* -> $rc: $(cat "$T/err")"; fi
+}
+CAT=$SRC/catalogue/sm_90.txt
+# the stand-in: --device-name answers unless NOGPU is set; a run writes one CSV row per shape of its --shapes
+# file: with the embedded catalogue kernel "a", 1.0 ms, 1.0 of cuBLAS; with KGEN_CATALOGUE the same, except
+# the shape tagged s2, which runs kernel "b" in 0.5 ms (2.0 of cuBLAS), and s3, which runs "c" in 4.0 ms
+mkdir -p "$T/b/bench"
+cat > "$T/b/bench/kgen-bench" <<'STANDIN'
+#!/bin/sh
+[ "$1" = --device-name ] && { [ -z "${NOGPU:-}" ] && echo "Stand-in GPU" && exit 0; echo "kgen-bench: no GPU: none here" >&2; exit 1; }
+while [ $# -gt 0 ]; do
+    case $1 in --shapes) shapes=$2; shift ;; --layout) layout=$2; shift ;; --csv) csv=$2; shift ;; esac
+    shift
+done
+awk -v l="$layout" -v new="${KGEN_CATALOGUE:+1}" '
+BEGIN { print "tag,M,N,K,kgen_tflops,cublas_tflops,ratio,kgen_ms,cublas_ms,error,ok,template,config,device,layout" }
+/^#/ || NF < 4 { next }
+{ k = "a"; t = 1.0; if (new && $1 == "s2") { k = "b"; t = 0.5 } if (new && $1 == "s3") { k = "c"; t = 4.0 }
+  printf "%s,%s,%s,%s,1,1,%.4f,%g,1.0,0,1,matmul_warp,%s layout=%s,GPU,%s\n", $1, $2, $3, $4, 1.0 / t, t, k, l, l }
+' "$shapes" > "$csv"
+STANDIN
+chmod +x "$T/b/bench/kgen-bench"
+mkdir "$T/empty"
+
+expect 2 "usage: bench/compare-catalogues.sh" --
+expect 2 "usage: bench/compare-catalogues.sh" -- "$T/b" "$CAT" "$T/o" extra
+expect 2 "kgen-bench not found" -- "$T/empty" "$CAT"
+expect 2 "cannot read the catalogue '$T/none.txt'" -- "$T/b" "$T/none.txt"
+echo "not a catalogue" > "$T/text.txt"
+expect 2 "is not a kgen catalogue" -- "$T/b" "$T/text.txt"
+KGEN_BENCH_SETS="grid odd" expect 2 "unknown set 'odd'" -- "$T/b" "$CAT" "$T/o"
+KGEN_BENCH_LAYOUTS="nn xy" expect 2 "unknown layout 'xy'" -- "$T/b" "$CAT" "$T/o"
+KGEN_COMPARE_SEED=12x expect 2 "KGEN_COMPARE_SEED: not a number '12x'" -- "$T/b" "$CAT" "$T/o"
+KGEN_COMPARE_HELDOUT="$T/none.txt" expect 2 "KGEN_COMPARE_HELDOUT: cannot read" -- "$T/b" "$CAT" "$T/o"
+NOGPU=1 expect 1 "no GPU:" -- "$T/b" "$CAT" "$T/o"
+[ ! -e "$T/o" ] && ok || bad "a refused run created its output directory"
+sh "$CMP" --help | grep -q "KGEN_COMPARE_SEED" && ok || bad "--help"
+
+# held-out draws: 40 products, 24 general and 16 thin; the same seed draws the same, another seed others
+for d in 1 2; do
+    KGEN_BENCH_SETS=heldout KGEN_BENCH_LAYOUTS=nn KGEN_COMPARE_SEED=20261127 sh "$CMP" "$T/b" "$CAT" "$T/h$d" > /dev/null 2>&1 ||
+        bad "the held-out run $d failed"
+done
+KGEN_BENCH_SETS=heldout KGEN_BENCH_LAYOUTS=nn KGEN_COMPARE_SEED=7 sh "$CMP" "$T/b" "$CAT" "$T/h3" > /dev/null 2>&1 ||
+    bad "the held-out run with seed 7 failed"
+[ "$(grep -vc '^#' "$T/h1/heldout.txt")" = 40 ] && [ "$(grep -c '^h' "$T/h1/heldout.txt")" = 24 ] && ok ||
+    bad "the draw is not 40 products, 24 general: $(cat "$T/h1/heldout.txt")"
+awk '/^h/ && ($2 < 17 || $3 < 17 || $4 < 8 || $4 > 32768) { exit 1 } /^v/ && ($2 > 16 && $3 > 16) { exit 1 }' \
+    "$T/h1/heldout.txt" && ok || bad "a drawn product is out of its range: $(cat "$T/h1/heldout.txt")"
+cmp -s "$T/h1/heldout.txt" "$T/h2/heldout.txt" && ok || bad "the same seed drew other products"
+! cmp -s <(grep -v '^#' "$T/h1/heldout.txt") <(grep -v '^#' "$T/h3/heldout.txt") && ok || bad "another seed drew the same products"
+
+# the summary, on a given list: 4 shapes, s2 2x faster with its new kernel, s3 4x slower, s1 and s4 unchanged
+printf '# tag M N K\ns1 64 64 64\ns2 128 128 128\ns3 256 256 256\ns4 512 512 512\n' > "$T/list.txt"
+KGEN_BENCH_SETS=heldout KGEN_BENCH_LAYOUTS="nn tt" KGEN_COMPARE_HELDOUT="$T/list.txt" \
+    sh "$CMP" "$T/b" "$CAT" "$T/s" > "$T/out" 2> "$T/err"; rc=$?
+[ $rc -eq 0 ] && ok || bad "the stand-in run exited $rc: $(cat "$T/err")"
+cmp -s "$T/list.txt" "$T/s/heldout.txt" && ok || bad "KGEN_COMPARE_HELDOUT's list was not the one run"
+line=$(grep '^heldout-nn ' "$T/s/summary.txt")
+# shapes 4; old/cuBLAS 1; new/cuBLAS (2 x 0.25)^(1/4) = 0.841; below 0.9: old 0, new 1 (s3); changed 2;
+# new/old (0.5 x 4)^(1/2) = 1.414; faster 1, slower 1; drift 1 (s1, s4); worst s3 4.00
+want="heldout-nn 4 1.000 0.841 0 1 2 1.414 1 1 1.000 s3 4.00"
+[ "$(echo "$line" | tr -s ' ')" = "$want" ] && ok || bad "summary line '$line', want '$want'"
+grep -q '^heldout-tt ' "$T/s/summary.txt" && ok || bad "no tt line: $(cat "$T/s/summary.txt")"
+grep -q "Stand-in GPU" "$T/s/summary.txt" && ok || bad "the summary does not name the GPU"
+grep -qF "against $CAT (new)" "$T/s/summary.txt" && ok || bad "the summary does not name the catalogue: $(head -n 1 "$T/s/summary.txt")"
+[ -s "$T/s/old-heldout-nn.csv" ] && [ -s "$T/s/new-heldout-tt.csv" ] && ok || bad "the CSVs were not kept"
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
