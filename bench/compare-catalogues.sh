@@ -12,14 +12,16 @@
 #   grid     bench/grid.txt
 #   suite    bench/shapes.txt
 #   heldout  products drawn at random in log2 space for this run (24 with M
-#            and N 17-16384, K 8-32768, half of them with no 16-byte rows;
-#            16 with M or N 1-16), written to OUT_DIR/heldout.txt;
+#            and N 17-16384 and K 8-32768, half of them with their sizes
+#            from 48 up rounded to multiples of 16, the rest as drawn; 16
+#            with M or N 1-16), written to OUT_DIR/heldout.txt;
 #            KGEN_COMPARE_SEED (default: today, YYYYMMDD) seeds the draw (awk's
 #            rand: another awk draws others, so the list run is the file) and
 #            KGEN_COMPARE_HELDOUT=FILE gives a list instead.
 # It prints, and writes to OUT_DIR/summary.txt, per set and layout: the
 # geometric mean of kgen/cuBLAS with each file, the shapes below 0.90 of
-# cuBLAS with each, the shapes whose kernel changed, and over those the
+# cuBLAS with each, wrong results (left out of the rest), the shapes whose
+# kernel changed, and over those the
 # geometric mean of kgen's time new/old (below 1: the new file is faster),
 # how many are more than 3 % faster or slower, and the worst; "drift" is
 # the same time ratio over the shapes whose kernel did not change (the
@@ -27,8 +29,11 @@
 # (default: a new temporary directory) keeps every CSV.
 # KGEN_BENCH_SETS (default "grid suite heldout") and KGEN_BENCH_LAYOUTS
 # (default "nn nt tn tt") pick a part.
+# CATALOGUE must be for the GPU's architecture (its `arch` line): libkgen
+# takes KGEN_CATALOGUE only as the catalogue of its own architecture.
 # Exit status: 0 every run correct; 1 a run failed or a result was wrong
-# (the others still run; the summary covers those that ran); 2 usage.
+# (the others still run; the summary covers those that ran and names those
+# that did not); 2 usage.
 set -u
 if [ $# -ge 1 ] && [ "$1" = --help ]; then
     sed -n '2,/^set -u/s/^# \{0,1\}//p' "$0"
@@ -43,9 +48,15 @@ from_caller() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s\n' "$CALLER/$
 B=$(from_caller "$1")
 CAT=$(from_caller "$2")
 CAT_NAME=$2
+OUT_ARG=${3:-}
 BENCH=$B/bench/kgen-bench
 if [ ! -x "$BENCH" ]; then
     echo "compare-catalogues.sh: $BENCH not found: build kgen with cuBLAS first (cmake -S . -B $1 && cmake --build $1)" >&2
+    exit 2
+fi
+KGEN=$B/cli/kgen
+if [ ! -x "$KGEN" ]; then
+    echo "compare-catalogues.sh: $KGEN not found: build kgen first (cmake -S . -B $1 && cmake --build $1)" >&2
     exit 2
 fi
 if [ ! -r "$CAT" ] || [ ! -f "$CAT" ]; then
@@ -58,6 +69,10 @@ if ! head -n 50 "$CAT" | grep -q '^kgen-catalogue '; then
 fi
 SETS=${KGEN_BENCH_SETS:-grid suite heldout}
 LAYOUTS=${KGEN_BENCH_LAYOUTS:-nn nt tn tt}
+# shellcheck disable=SC2086 # split into words on purpose: a list of none is refused
+{ set -- $SETS; [ $# -gt 0 ]; } || { echo "compare-catalogues.sh: KGEN_BENCH_SETS: no set named" >&2; exit 2; }
+# shellcheck disable=SC2086
+{ set -- $LAYOUTS; [ $# -gt 0 ]; } || { echo "compare-catalogues.sh: KGEN_BENCH_LAYOUTS: no layout named" >&2; exit 2; }
 for s in $SETS; do
     case $s in grid|suite|heldout) ;; *) echo "compare-catalogues.sh: KGEN_BENCH_SETS: unknown set '$s' (grid, suite, heldout)" >&2; exit 2 ;; esac
 done
@@ -69,12 +84,31 @@ case $SEED in '' | *[!0-9]*) echo "compare-catalogues.sh: KGEN_COMPARE_SEED: not
 HELD=
 if [ -n "${KGEN_COMPARE_HELDOUT:-}" ]; then
     HELD=$(from_caller "$KGEN_COMPARE_HELDOUT")
-    [ -r "$HELD" ] || { echo "compare-catalogues.sh: KGEN_COMPARE_HELDOUT: cannot read '$KGEN_COMPARE_HELDOUT'" >&2; exit 2; }
+    { [ -r "$HELD" ] && [ -f "$HELD" ]; } ||
+        { echo "compare-catalogues.sh: KGEN_COMPARE_HELDOUT: cannot read the file '$KGEN_COMPARE_HELDOUT'" >&2; exit 2; }
 fi
-# a GPU, before anything is written
+OUT=
+if [ -n "$OUT_ARG" ]; then
+    OUT=$(from_caller "$OUT_ARG")
+    if [ -e "$OUT" ] && { [ ! -d "$OUT" ] || [ ! -w "$OUT" ]; }; then
+        echo "compare-catalogues.sh: OUT_DIR '$OUT_ARG' is not a directory this user can write in" >&2
+        exit 2
+    fi
+fi
+# the GPU and its architecture, before anything is written
 "$BENCH" --device-name > /dev/null || exit 1
-if [ $# -ge 3 ]; then
-    OUT=$(from_caller "$3")
+ARCH=$("$KGEN" device 2> /dev/null | sed -n 's/.*Compute capability.*(sm_\([0-9]*\)).*/\1/p' | head -n 1)
+CARCH=$(sed -n 's/^arch[ 	]*\([0-9]*\)[ 	]*$/\1/p' "$CAT" | head -n 1)
+if [ -z "$ARCH" ]; then
+    echo "compare-catalogues.sh: could not read the GPU's architecture from 'kgen device'" >&2
+    exit 1
+fi
+if [ "$CARCH" != "$ARCH" ]; then
+    echo "compare-catalogues.sh: '$CAT_NAME' is a catalogue for sm_${CARCH:-?}, and this GPU is sm_$ARCH:" \
+        "kg_matmul would not use it here" >&2
+    exit 2
+fi
+if [ -n "$OUT" ]; then
     mkdir -p "$OUT" || exit 1
 else
     OUT=$(mktemp -d) || exit 1
@@ -105,69 +139,90 @@ BEGIN {
 }'
 }
 
+# a file's path with its folder's links resolved (a list given again from OUT_DIR is not copied onto itself)
+canon() { printf '%s/%s\n' "$(cd "$(dirname "$1")" && pwd -P)" "$(basename "$1")"; }
+# the held-out list, before any GPU time is spent
+case " $SETS " in
+    *" heldout "*)
+        if [ -z "$HELD" ]; then
+            held_out "$SEED" > "$OUT/heldout.new" && mv "$OUT/heldout.new" "$OUT/heldout.txt" || exit 1
+        elif [ "$(canon "$HELD")" != "$(canon "$OUT/heldout.txt")" ]; then
+            cp "$HELD" "$OUT/heldout.txt" || exit 1
+        fi ;;
+esac
+
 rc=0
+RAN=
 for s in $SETS; do
     case $s in
         grid) shapes=bench/grid.txt ;;
         suite) shapes=bench/shapes.txt ;;
-        heldout)
-            shapes=$OUT/heldout.txt
-            if [ -n "$HELD" ]; then
-                cp "$HELD" "$shapes" || exit 1
-            else
-                held_out "$SEED" > "$shapes" || exit 1
-            fi ;;
+        heldout) shapes=$OUT/heldout.txt ;;
     esac
     for l in $LAYOUTS; do
-        echo "== $s, layout $l: the embedded catalogue, then $2"
+        echo "== $s, layout $l: the embedded catalogue, then $CAT_NAME"
+        RAN="$RAN $s-$l"
+        # this run's results only: a CSV left by an earlier run into OUT_DIR goes first
+        rm -f "$OUT/old-$s-$l.csv" "$OUT/new-$s-$l.csv"
         "$BENCH" --no-db --shapes "$shapes" --layout "$l" --csv "$OUT/old-$s-$l.csv" > "$OUT/old-$s-$l.txt" 2>&1 ||
-            { rc=1; echo "  kgen-bench failed with the embedded catalogue: $OUT/old-$s-$l.txt" >&2; }
+            { rc=1; echo "  kgen-bench failed or a result was wrong with the embedded catalogue: $OUT/old-$s-$l.txt" >&2; }
         KGEN_CATALOGUE=$CAT "$BENCH" --no-db --shapes "$shapes" --layout "$l" --csv "$OUT/new-$s-$l.csv" \
             > "$OUT/new-$s-$l.txt" 2>&1 ||
-            { rc=1; echo "  kgen-bench failed with $2: $OUT/new-$s-$l.txt" >&2; }
+            { rc=1; echo "  kgen-bench failed or a result was wrong with $CAT_NAME: $OUT/new-$s-$l.txt" >&2; }
     done
 done
 
-# the summary: one line per set and layout that ran with both files
+# the summary: one line per set and layout of this run with both files' results; a shape with a wrong result
+# on either side (ok = 0) is counted, not compared
 summarize() {
     awk -F, '
 FNR == 1 { delete c; for (i = 1; i <= NF; i++) c[$i] = i; old = FILENAME ~ /\/old-[a-z]*-[a-z]*\.csv$/; next }
 {
   f = FILENAME; sub(/.*\/(old|new)-/, "", f); sub(/\.csv$/, "", f)      # set-layout
   key = f SUBSEP $c["tag"]
+  if ($c["ok"] != 1) bad[key] = 1
   if (old) { r0[key] = $c["ratio"]; t0[key] = $c["kgen_ms"]; k0[key] = $c["template"] " " $c["config"]; sets[f] = 1 }
   else { r1[key] = $c["ratio"]; t1[key] = $c["kgen_ms"]; k1[key] = $c["template"] " " $c["config"] }
 }
 END {
-  printf "%-12s %6s %10s %10s %7s %7s %7s %8s %7s %7s %8s  %s\n", "set-layout", "shapes", "old/cuBLAS", "new/cuBLAS", \
-    "old<0.9", "new<0.9", "changed", "new/old", "faster", "slower", "drift", "worst (new/old)"
+  printf "%-12s %6s %10s %10s %7s %7s %5s %7s %8s %7s %7s %8s  %s\n", "set-layout", "shapes", "old/cuBLAS", "new/cuBLAS", \
+    "old<0.9", "new<0.9", "wrong", "changed", "new/old", "faster", "slower", "drift", "worst (new/old)"
   for (f in sets) {
-    n = 0; lo = ln = 0; b0 = b1 = 0; ch = 0; lt = 0; fa = sl = 0; worst = 0; wtag = "-"; same = 0; ls = 0
+    n = 0; lo = ln = 0; b0 = b1 = 0; ch = 0; lt = 0; fa = sl = 0; worst = 0; wtag = "-"; same = 0; ls = 0; wr = 0
     for (key in r0) {
       split(key, p, SUBSEP); if (p[1] != f || !(key in r1)) continue
+      if (key in bad) { wr++; continue }
       n++; lo += log(r0[key]); ln += log(r1[key]); b0 += r0[key] < 0.9; b1 += r1[key] < 0.9
       if (k0[key] == k1[key]) { same++; ls += log(t1[key] / t0[key]); continue }
       ch++; q = t1[key] / t0[key]; lt += log(q); fa += q < 0.97; sl += q > 1.03
       if (q > worst) { worst = q; wtag = p[2] }
     }
-    if (n == 0) continue
-    printf "%-12s %6d %10.3f %10.3f %7d %7d %7d %8s %7d %7d %8s  %s\n", f, n, exp(lo / n), exp(ln / n), b0, b1, ch, \
+    if (n + wr == 0) continue
+    printf "%-12s %6d %10s %10s %7d %7d %5d %7d %8s %7d %7d %8s  %s\n", f, n, \
+      n ? sprintf("%.3f", exp(lo / n)) : "-", n ? sprintf("%.3f", exp(ln / n)) : "-", b0, b1, wr, ch, \
       ch ? sprintf("%.3f", exp(lt / ch)) : "-", fa, sl, same ? sprintf("%.3f", exp(ls / same)) : "-", \
       ch ? sprintf("%s %.2f", wtag, worst) : "-"
   }
 }' "$@" | { IFS= read -r head; printf '%s\n' "$head"; sort; }
 }
 set --
-for f in "$OUT"/old-*.csv "$OUT"/new-*.csv; do
-    [ -e "$f" ] && set -- "$@" "$f"
+missing=
+for sl in $RAN; do
+    if [ -e "$OUT/old-$sl.csv" ] && [ -e "$OUT/new-$sl.csv" ]; then
+        set -- "$@" "$OUT/old-$sl.csv" "$OUT/new-$sl.csv"
+    else
+        missing="$missing $sl"
+    fi
 done
-if [ $# -gt 0 ]; then
-    {
-        echo "# bench/compare-catalogues.sh: the embedded catalogue (old) against $CAT_NAME (new), no tuning database"
-        echo "# $("$BENCH" --device-name 2> /dev/null || echo "unknown GPU"), $(date -u +%Y-%m-%dT%H:%MZ), kgen $(git rev-parse --short HEAD 2> /dev/null || echo unknown)"
-        summarize "$@"
-    } > "$OUT/summary.txt"
-    cat "$OUT/summary.txt"
-fi
+{
+    echo "# bench/compare-catalogues.sh: the embedded catalogue (old) against $CAT_NAME (new), no tuning database"
+    echo "# $("$BENCH" --device-name 2> /dev/null || echo "unknown GPU"), $(date -u +%Y-%m-%dT%H:%MZ)," \
+        "source tree $(git rev-parse --short HEAD 2> /dev/null || echo unknown)"
+    [ $# -eq 0 ] || summarize "$@"
+    for sl in $missing; do
+        echo "$sl: not compared (no result from kgen-bench with one of the files: $OUT/old-$sl.txt, $OUT/new-$sl.txt)"
+    done
+} > "$OUT/summary.txt"
+cat "$OUT/summary.txt"
 echo "written: $OUT"
 exit $rc

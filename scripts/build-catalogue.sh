@@ -32,8 +32,8 @@
 # KGEN_CATALOGUE_SHAPES another training file;
 # KGEN_CATALOGUE_LAYOUTS (default "nn nt tn tt") the layouts step 2 times.
 # KGEN_CATALOGUE_BASE=FILE rebuilds from a catalogue's kernels instead of the
-# candidates: step 1 takes FILE's kernels (40: step 2 times them in about a
-# quarter of the time the committed candidates take), step 2b (8 shapes
+# candidates: step 1 takes FILE's kernels (for the committed file's 40, step
+# 2 takes about a quarter of the committed candidates' time), step 2b (8 shapes
 # unless KGEN_CATALOGUE_TUNE says otherwise) adds kgen tune's winners, and step
 # 4 chooses among both (an incremental rebuild).
 # KGEN_CATALOGUE_KEEP=FILE measures a catalogue again instead: FILE's kernels
@@ -223,13 +223,19 @@ KEEP=
 [ -z "${KGEN_CATALOGUE_KEEP:-}" ] || KEEP=$(catalogue_path "$KGEN_CATALOGUE_KEEP") || exit 2
 BASE=
 [ -z "${KGEN_CATALOGUE_BASE:-}" ] || BASE=$(catalogue_path "$KGEN_CATALOGUE_BASE") || exit 2
-if [ -n "$KEEP" ] && { [ ! -r "$KEEP" ] || [ -n "$NKERN" ] || [ -n "${KGEN_CATALOGUE_TUNE:-}" ] || [ -n "$BASE" ]; }; then
+if [ -n "$KEEP" ] && { [ ! -r "$KEEP" ] || [ ! -f "$KEEP" ] || [ -n "$NKERN" ] || [ -n "${KGEN_CATALOGUE_TUNE:-}" ] ||
+    [ -n "$BASE" ]; }; then
     echo "build-catalogue.sh: KGEN_CATALOGUE_KEEP: '$KEEP' must be a readable catalogue, and it keeps its own kernels" \
         "(no KGEN_CATALOGUE_KERNELS, KGEN_CATALOGUE_TUNE or KGEN_CATALOGUE_BASE)" >&2
     exit 2
 fi
-if [ -n "$BASE" ] && [ ! -r "$BASE" ]; then
+if [ -n "$BASE" ] && { [ ! -r "$BASE" ] || [ ! -f "$BASE" ]; }; then
     echo "build-catalogue.sh: KGEN_CATALOGUE_BASE: cannot read the catalogue '$BASE'" >&2
+    exit 2
+fi
+if [ -n "$BASE" ] && [ -n "${KGEN_CATALOGUE_NEW_CANDIDATES:-}" ]; then
+    echo "build-catalogue.sh: KGEN_CATALOGUE_BASE and KGEN_CATALOGUE_NEW_CANDIDATES: the candidates are the one or" \
+        "the other" >&2
     exit 2
 fi
 if [ ! -r "$SHAPES" ]; then
@@ -271,6 +277,7 @@ t0=$(date +%s)
 # a WORK_DIR from an earlier, interrupted or partial run resumes: its candidates, and the tuner skips what
 # its database holds
 FROM="$WORK/candidates.txt"
+TUNED=             # yes: step 2b's winners are among the candidates (the header says so)
 NTUNE=${KGEN_CATALOGUE_TUNE:-0}   # step 2b: none unless asked, 8 with BASE, 12 with new candidates (below)
 if [ -n "$KEEP" ]; then
     # a catalogue measured again: its kernels, as a --configs list (a WORK_DIR resumed must hold the same)
@@ -299,6 +306,8 @@ elif [ -n "$BASE" ]; then
                 "WORK_DIR" >&2
             exit 1
         fi
+        # step 2b's winners, listed after them by an earlier run of this WORK_DIR
+        [ "$(wc -l < "$WORK/candidates.txt")" -le "$(wc -l < "$WORK/candidates.new")" ] || TUNED=yes
         rm -f "$WORK/candidates.new"
         echo "build-catalogue.sh: resuming with $WORK/candidates.txt (the kernels of $BASE first) and $WORK/build.db"
     else
@@ -360,9 +369,14 @@ if [ "$NTUNE" -gt 0 ]; then
             "roofline, $(sed -n 's/^Device 0: "\(.*\)"/\1/p' "$WORK/device.txt" | head -n 1), $(date -u +%Y-%m-%d)"
           cat "$WORK/winners.txt"; } >> "$WORK/candidates.txt" || exit 1
         echo "build-catalogue.sh: $(wc -l < "$WORK/winners.txt") tuned winners join the candidates"
-        FROM="$FROM, with kgen tune's winners at $NTUNE shapes"
+        TUNED=yes
         time_candidates
     fi
+fi
+if [ -n "$TUNED" ]; then
+    n=$NTUNE
+    [ ! -r "$WORK/tune-shapes.txt" ] || n=$(($(wc -l < "$WORK/tune-shapes.txt")))
+    FROM="$FROM, with kgen tune's winners at $n shapes"
 fi
 "$KGEN" db export --db "$WORK/build.db" --format csv -o "$WORK/measured.csv" || exit 1
 "$KGEN" catalogue make "$WORK/measured.csv" ${NKERN:+--max-kernels} ${NKERN:+"$NKERN"} ${KEEP:+--kernels} ${KEEP:+"$KEEP"} --date "$DATE" \

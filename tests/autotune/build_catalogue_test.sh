@@ -117,6 +117,13 @@ KGEN_CATALOGUE_BASE="$tmp/none.txt" run 2 "KGEN_CATALOGUE_BASE: cannot read the 
     sh "$SCRIPT" "$tmp/b" "$tmp/work"
 KGEN_CATALOGUE_KEEP="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_BASE="$SRC/catalogue/sm_90.txt" \
     run 2 "no KGEN_CATALOGUE_KERNELS, KGEN_CATALOGUE_TUNE or KGEN_CATALOGUE_BASE" sh "$SCRIPT" "$tmp/b" "$tmp/work"
+mkdir -p "$tmp/adir"
+KGEN_CATALOGUE_BASE="$tmp/adir" run 2 "KGEN_CATALOGUE_BASE: cannot read the catalogue '$tmp/adir'" \
+    sh "$SCRIPT" "$tmp/b" "$tmp/work"
+KGEN_CATALOGUE_KEEP="$tmp/adir" run 2 "KGEN_CATALOGUE_KEEP: '$tmp/adir' must be a readable catalogue" \
+    sh "$SCRIPT" "$tmp/b" "$tmp/work"
+KGEN_CATALOGUE_BASE="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_NEW_CANDIDATES=1 \
+    run 2 "the candidates are the one or the other" sh "$SCRIPT" "$tmp/b" "$tmp/work"
 check "kgen was not run for a bad KGEN_CATALOGUE_BASE" test ! -e "$tmp/ran"
 # KEEP on a WORK_DIR that holds other candidates: refused before anything is timed (a stand-in kgen that
 # answers `device`, passes `catalogue` to the real one and records any other command)
@@ -157,4 +164,29 @@ check "BASE on a WORK_DIR of other candidates exits 1" test $? = 1
 check "... saying so" grep -q "candidates.txt does not start with the kernels of catalogue/sm_90.txt" "$tmp/err"
 check "... before any timing" test ! -e "$tmp/ran2"
 check "... its candidates untouched" test "$(cat "$tmp/kw/candidates.txt")" = "matmul_warp bm=64 bn=64"
+# the header's command says whether step 2b's winners are among the candidates, also where an earlier run of
+# the WORK_DIR added them (a stand-in kgen: `catalogue` the real one, `tune` and `db export` succeed doing
+# nothing but write an empty export, `catalogue make` records its arguments)
+mkdir -p "$tmp/e/cli"
+# shellcheck disable=SC2016 # the stand-in's own $1 and $@
+printf '#!/bin/sh
+case "$1 $2" in
+device*) echo "  Compute capability 9.0 (sm_90)" ;;
+"catalogue make") printf "%%s\\n" "$@" > "%s/make-args" ;;
+catalogue*) exec "%s" "$@" ;;
+"db export") for a in "$@"; do [ "$prev" = -o ] && echo "device,layout,m,n,k" > "$a"; prev=$a; done ;;
+esac
+exit 0
+' "$tmp" "$KGEN_BIN" >"$tmp/e/cli/kgen"
+chmod +x "$tmp/e/cli/kgen"
+KGEN_CATALOGUE_BASE="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_TUNE=0 sh "$SCRIPT" "$tmp/e" "$tmp/ew" >"$tmp/out" 2>"$tmp/err"
+check "BASE with no tunes runs to make ($(cat "$tmp/err"))" grep -q "candidates: the kernels of catalogue/sm_90.txt)" \
+    "$tmp/make-args"
+cp "$tmp/base.cfg" "$tmp/ew2.cfg" && mkdir -p "$tmp/ew2" && mv "$tmp/ew2.cfg" "$tmp/ew2/candidates.txt"
+printf '# kgen tune'"'"'s winners\nmatmul_warp bm=32 bn=32\n' >>"$tmp/ew2/candidates.txt"
+printf 'tune01 100 100 100\ntune02 200 200 200\ntune03 300 300 300\n' >"$tmp/ew2/tune-shapes.txt"
+rm -f "$tmp/make-args"
+KGEN_CATALOGUE_BASE="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_TUNE=0 sh "$SCRIPT" "$tmp/e" "$tmp/ew2" >"$tmp/out" 2>"$tmp/err"
+check "BASE resumed with winners listed: the header says so ($(grep -- "training shapes" "$tmp/make-args"))" \
+    grep -q "candidates: the kernels of catalogue/sm_90.txt, with kgen tune's winners at 3 shapes)" "$tmp/make-args"
 finish

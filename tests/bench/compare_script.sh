@@ -1,9 +1,10 @@
 #!/bin/bash
 # shellcheck disable=SC2015 # `ok` always succeeds, so A && ok || bad is an if-then-else
 # bench/compare-catalogues.sh without a GPU: its refusals (usage, no
-# kgen-bench, no catalogue, bad settings: exit 2; no GPU: exit 1, nothing
-# written), the held-out draw (the same seed, the same products), and its
-# summary over the CSVs of a stand-in kgen-bench whose times are known.
+# kgen-bench, no catalogue, one for another architecture, bad settings:
+# exit 2; no GPU: exit 1, nothing written), the held-out draw (the same
+# seed, the same products), and its summary over the CSVs of stand-ins for
+# kgen-bench and kgen whose times and answers are known.
 # Usage: compare_script.sh COMPARE_SH SOURCE_ROOT
 CMP=$1; SRC=$2
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
@@ -16,10 +17,16 @@ expect() {
     if [ $rc -eq "$code" ] && grep -q -- "$word" "$T/err"; then ok; else bad "compare-catalogues.sh $* -> $rc: $(cat "$T/err")"; fi
 }
 CAT=$SRC/catalogue/sm_90.txt
-# the stand-in: --device-name answers unless NOGPU is set; a run writes one CSV row per shape of its --shapes
-# file: with the embedded catalogue kernel "a", 1.0 ms, 1.0 of cuBLAS; with KGEN_CATALOGUE the same, except
-# the shape tagged s2, which runs kernel "b" in 0.5 ms (2.0 of cuBLAS), and s3, which runs "c" in 4.0 ms
-mkdir -p "$T/b/bench"
+# the stand-ins: kgen device answers sm_$ARCH (90 unless set); kgen-bench --device-name answers unless NOGPU is
+# set; a run writes one CSV row per shape of its --shapes file: with the embedded catalogue kernel "a", 1.0 ms,
+# 1.0 of cuBLAS; with KGEN_CATALOGUE the same times SCALE (1 unless set), except the shape tagged s2, which
+# runs kernel "b" in 0.5 ms (2.0 of cuBLAS), and s3, which runs "c" in 4.0 ms; the shape tagged $WRONG (none
+# unless set) has a wrong result with KGEN_CATALOGUE; with FAILNEW set, a run with KGEN_CATALOGUE fails in
+# layout nn and writes no CSV
+mkdir -p "$T/b/bench" "$T/b/cli"
+# shellcheck disable=SC2016 # the stand-in's own $1 and ARCH
+printf '#!/bin/sh\n[ "$1" = device ] && echo "  Compute capability    9.0 (sm_${ARCH:-90})"\n' > "$T/b/cli/kgen"
+chmod +x "$T/b/cli/kgen"
 cat > "$T/b/bench/kgen-bench" <<'STANDIN'
 #!/bin/sh
 [ "$1" = --device-name ] && { [ -z "${NOGPU:-}" ] && echo "Stand-in GPU" && exit 0; echo "kgen-bench: no GPU: none here" >&2; exit 1; }
@@ -27,11 +34,13 @@ while [ $# -gt 0 ]; do
     case $1 in --shapes) shapes=$2; shift ;; --layout) layout=$2; shift ;; --csv) csv=$2; shift ;; esac
     shift
 done
-awk -v l="$layout" -v new="${KGEN_CATALOGUE:+1}" '
+[ -n "${KGEN_CATALOGUE:-}" ] && [ -n "${FAILNEW:-}" ] && [ "$layout" = nn ] && { echo "stand-in failure" >&2; exit 1; }
+awk -v l="$layout" -v new="${KGEN_CATALOGUE:+1}" -v scale="${SCALE:-1}" -v wrong="${WRONG:-}" '
 BEGIN { print "tag,M,N,K,kgen_tflops,cublas_tflops,ratio,kgen_ms,cublas_ms,error,ok,template,config,device,layout" }
 /^#/ || NF < 4 { next }
-{ k = "a"; t = 1.0; if (new && $1 == "s2") { k = "b"; t = 0.5 } if (new && $1 == "s3") { k = "c"; t = 4.0 }
-  printf "%s,%s,%s,%s,1,1,%.4f,%g,1.0,0,1,matmul_warp,%s layout=%s,GPU,%s\n", $1, $2, $3, $4, 1.0 / t, t, k, l, l }
+{ k = "a"; t = new ? scale : 1.0; ok = !(new && $1 == wrong)
+  if (new && $1 == "s2") { k = "b"; t = 0.5 } if (new && $1 == "s3") { k = "c"; t = 4.0 }
+  printf "%s,%s,%s,%s,1,1,%.4f,%g,1.0,0,%d,matmul_warp,%s layout=%s,GPU,%s\n", $1, $2, $3, $4, 1.0 / t, t, ok, k, l, l }
 ' "$shapes" > "$csv"
 STANDIN
 chmod +x "$T/b/bench/kgen-bench"
@@ -40,13 +49,20 @@ mkdir "$T/empty"
 expect 2 "usage: bench/compare-catalogues.sh" --
 expect 2 "usage: bench/compare-catalogues.sh" -- "$T/b" "$CAT" "$T/o" extra
 expect 2 "kgen-bench not found" -- "$T/empty" "$CAT"
+mkdir -p "$T/nokgen/bench" && cp "$T/b/bench/kgen-bench" "$T/nokgen/bench/"
+expect 2 "cli/kgen not found" -- "$T/nokgen" "$CAT"
 expect 2 "cannot read the catalogue '$T/none.txt'" -- "$T/b" "$T/none.txt"
 echo "not a catalogue" > "$T/text.txt"
 expect 2 "is not a kgen catalogue" -- "$T/b" "$T/text.txt"
 KGEN_BENCH_SETS="grid odd" expect 2 "unknown set 'odd'" -- "$T/b" "$CAT" "$T/o"
 KGEN_BENCH_LAYOUTS="nn xy" expect 2 "unknown layout 'xy'" -- "$T/b" "$CAT" "$T/o"
 KGEN_COMPARE_SEED=12x expect 2 "KGEN_COMPARE_SEED: not a number '12x'" -- "$T/b" "$CAT" "$T/o"
-KGEN_COMPARE_HELDOUT="$T/none.txt" expect 2 "KGEN_COMPARE_HELDOUT: cannot read" -- "$T/b" "$CAT" "$T/o"
+KGEN_COMPARE_HELDOUT="$T/none.txt" expect 2 "KGEN_COMPARE_HELDOUT: cannot read the file" -- "$T/b" "$CAT" "$T/o"
+KGEN_COMPARE_HELDOUT="$T/empty" expect 2 "KGEN_COMPARE_HELDOUT: cannot read the file" -- "$T/b" "$CAT" "$T/o"
+KGEN_BENCH_SETS=" " expect 2 "KGEN_BENCH_SETS: no set named" -- "$T/b" "$CAT" "$T/o"
+KGEN_BENCH_LAYOUTS=" " expect 2 "KGEN_BENCH_LAYOUTS: no layout named" -- "$T/b" "$CAT" "$T/o"
+expect 2 "OUT_DIR '$T/text.txt' is not a directory" -- "$T/b" "$CAT" "$T/text.txt"
+ARCH=80 expect 2 "is a catalogue for sm_90, and this GPU is sm_80" -- "$T/b" "$CAT" "$T/o"
 NOGPU=1 expect 1 "no GPU:" -- "$T/b" "$CAT" "$T/o"
 [ ! -e "$T/o" ] && ok || bad "a refused run created its output directory"
 sh "$CMP" --help | grep -q "KGEN_COMPARE_SEED" && ok || bad "--help"
@@ -72,13 +88,31 @@ KGEN_BENCH_SETS=heldout KGEN_BENCH_LAYOUTS="nn tt" KGEN_COMPARE_HELDOUT="$T/list
 [ $rc -eq 0 ] && ok || bad "the stand-in run exited $rc: $(cat "$T/err")"
 cmp -s "$T/list.txt" "$T/s/heldout.txt" && ok || bad "KGEN_COMPARE_HELDOUT's list was not the one run"
 line=$(grep '^heldout-nn ' "$T/s/summary.txt")
-# shapes 4; old/cuBLAS 1; new/cuBLAS (2 x 0.25)^(1/4) = 0.841; below 0.9: old 0, new 1 (s3); changed 2;
-# new/old (0.5 x 4)^(1/2) = 1.414; faster 1, slower 1; drift 1 (s1, s4); worst s3 4.00
-want="heldout-nn 4 1.000 0.841 0 1 2 1.414 1 1 1.000 s3 4.00"
+# shapes 4; old/cuBLAS 1; new/cuBLAS (2 x 0.25)^(1/4) = 0.841; below 0.9: old 0, new 1 (s3); wrong 0;
+# changed 2; new/old (0.5 x 4)^(1/2) = 1.414; faster 1, slower 1; drift 1 (s1, s4); worst s3 4.00
+want="heldout-nn 4 1.000 0.841 0 1 0 2 1.414 1 1 1.000 s3 4.00"
 [ "$(echo "$line" | tr -s ' ')" = "$want" ] && ok || bad "summary line '$line', want '$want'"
 grep -q '^heldout-tt ' "$T/s/summary.txt" && ok || bad "no tt line: $(cat "$T/s/summary.txt")"
 grep -q "Stand-in GPU" "$T/s/summary.txt" && ok || bad "the summary does not name the GPU"
 grep -qF "against $CAT (new)" "$T/s/summary.txt" && ok || bad "the summary does not name the catalogue: $(head -n 1 "$T/s/summary.txt")"
 [ -s "$T/s/old-heldout-nn.csv" ] && [ -s "$T/s/new-heldout-tt.csv" ] && ok || bad "the CSVs were not kept"
+
+# the same OUT_DIR again, its list given back from it (not copied onto itself), layout nn only, the new file's
+# times 1.21 times the old where the kernel did not change (drift 1.21) and s4 wrong with it
+KGEN_BENCH_SETS=heldout KGEN_BENCH_LAYOUTS=nn KGEN_COMPARE_HELDOUT="$T/s/heldout.txt" SCALE=1.21 WRONG=s4 \
+    sh "$CMP" "$T/b" "$CAT" "$T/s" > "$T/out" 2> "$T/err"; rc=$?
+[ $rc -eq 0 ] && cmp -s "$T/list.txt" "$T/s/heldout.txt" && ok || bad "the list given back from OUT_DIR: exit $rc: $(cat "$T/err")"
+line=$(grep '^heldout-nn ' "$T/s/summary.txt")
+# s4 wrong: left out; s1 unchanged at 1.21 (drift); s2 0.5 and s3 4.0 as before; new/cuBLAS (1/1.21 x 2 x 0.25)^(1/3)
+want="heldout-nn 3 1.000 0.745 0 2 1 2 1.414 1 1 1.210 s3 4.00"
+[ "$(echo "$line" | tr -s ' ')" = "$want" ] && ok || bad "summary line '$line', want '$want'"
+! grep -q '^heldout-tt ' "$T/s/summary.txt" && ok || bad "the earlier run's tt results were summarized again"
+# a run whose new side fails in nn: exit 1, nn named as not compared, the earlier nn results not used
+KGEN_BENCH_SETS=heldout KGEN_BENCH_LAYOUTS="nn tt" KGEN_COMPARE_HELDOUT="$T/list.txt" FAILNEW=1 \
+    sh "$CMP" "$T/b" "$CAT" "$T/s" > "$T/out" 2> "$T/err"; rc=$?
+[ $rc -eq 1 ] && ok || bad "a failed run exited $rc, not 1"
+grep -q "^heldout-nn: not compared" "$T/s/summary.txt" && ! grep -q '^heldout-nn ' "$T/s/summary.txt" && ok ||
+    bad "the failed nn is not named as not compared: $(cat "$T/s/summary.txt")"
+grep -q '^heldout-tt ' "$T/s/summary.txt" && ok || bad "the tt that ran is not summarized"
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
