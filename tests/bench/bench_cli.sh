@@ -9,16 +9,9 @@
 # (skipped) where there is no GPU.
 # Usage: bench_cli.sh KGEN_BENCH MODE(input|run)
 BENCH=$1; MODE=$2
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-pass=0; fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-# expect CODE WORD -- ARGS: exit status CODE and WORD in standard error
-expect() {
-    local code=$1 word=$2; shift 3
-    "$BENCH" "$@" > "$T/out" 2> "$T/err"; local rc=$?
-    if [ $rc -eq "$code" ] && grep -q -- "$word" "$T/err"; then ok; else bad "kgen-bench $* -> $rc: $(cat "$T/err")"; fi
-}
+PROG=$BENCH
+# shellcheck source=tests/bench/checks.sh
+. "$(dirname "$0")/checks.sh"
 printf 'one 1 1 1\nodd 17 33 9\ntiny 127 129 131\nmid 300 257 200\n' > "$T/shapes.txt"
 if [ "$MODE" = input ]; then
     expect 2 "cannot open shapes file" -- --shapes "$T/none.txt"
@@ -102,5 +95,4 @@ else
             grep -qx 16 && ok || bad "kgen-bench-plot on the --layout all CSV"
     fi
 fi
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish

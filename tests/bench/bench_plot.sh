@@ -5,15 +5,9 @@
 # what was wrong and writes nothing.
 # Usage: bench_plot.sh KGEN_BENCH_PLOT
 PLOT=$1
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-pass=0; fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-expect() {
-    local code=$1 word=$2; shift 3
-    "$PLOT" "$@" > "$T/out" 2> "$T/err"; local rc=$?
-    if [ $rc -eq "$code" ] && grep -q -- "$word" "$T/err"; then ok; else bad "kgen-bench-plot $* -> $rc: $(cat "$T/err")"; fi
-}
+PROG=$PLOT
+# shellcheck source=tests/bench/checks.sh
+. "$(dirname "$0")/checks.sh"
 H=tag,M,N,K,kgen_tflops,cublas_tflops,ratio,kgen_ms,cublas_ms,error,ok,template,config,device,layout,lda,ldb,ldc,alpha,beta
 row() { echo "$1,64,64,64,1,1,$3,0.1,0.1,1e-7,${4:-1},matmul_warp,bm=64 bn=64,NVIDIA H200,$2,64,64,64,1,0"; }
 { echo $H; row 'a<b' nn 2.0; row sq2 nn 0.5; row big nn 1.25 0; } > "$T/nn.csv"
@@ -45,5 +39,4 @@ expect 2 "no CSV files" -- -o "$T/x.svg"
 expect 2 "unknown option" -- -x "$T/nn.csv"
 [ ! -e "$T/x.svg" ] && ok || bad "an SVG was written for bad input"
 expect 1 "cannot write" -- -o "$T/no/such/dir/p.svg" "$T/nn.csv"
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish

@@ -7,15 +7,9 @@
 # kgen-bench and kgen whose times and answers are known.
 # Usage: compare_script.sh COMPARE_SH SOURCE_ROOT
 CMP=$1; SRC=$2
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-pass=0; fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-expect() {
-    local code=$1 word=$2; shift 3
-    sh "$CMP" "$@" > "$T/out" 2> "$T/err"; local rc=$?
-    if [ $rc -eq "$code" ] && grep -q -- "$word" "$T/err"; then ok; else bad "compare-catalogues.sh $* -> $rc: $(cat "$T/err")"; fi
-}
+PROG=$CMP
+# shellcheck source=tests/bench/checks.sh
+. "$(dirname "$0")/checks.sh"
 CAT=$SRC/catalogue/sm_90.txt
 # the stand-ins: kgen device answers sm_$ARCH (90 unless set); kgen-bench --device-name answers unless NOGPU is
 # set; a run writes one CSV row per shape of its --shapes file: with the embedded catalogue kernel "a", 1.0 ms,
@@ -114,5 +108,4 @@ KGEN_BENCH_SETS=heldout KGEN_BENCH_LAYOUTS="nn tt" KGEN_COMPARE_HELDOUT="$T/list
 grep -q "^heldout-nn: not compared" "$T/s/summary.txt" && ! grep -q '^heldout-nn ' "$T/s/summary.txt" && ok ||
     bad "the failed nn is not named as not compared: $(cat "$T/s/summary.txt")"
 grep -q '^heldout-tt ' "$T/s/summary.txt" && ok || bad "the tt that ran is not summarized"
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish

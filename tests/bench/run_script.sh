@@ -6,15 +6,9 @@
 # bench/README.md.)
 # Usage: run_script.sh RUN_SH BUILD_DIR
 RUN=$1; B=$2
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-pass=0; fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-expect() {
-    local code=$1 word=$2; shift 3
-    "$RUN" "$@" > "$T/out" 2> "$T/err"; local rc=$?
-    if [ $rc -eq "$code" ] && grep -q -- "$word" "$T/err"; then ok; else bad "run.sh $* -> $rc: $(cat "$T/err")"; fi
-}
+PROG=$RUN
+# shellcheck source=tests/bench/checks.sh
+. "$(dirname "$0")/checks.sh"
 expect 2 "usage: bench/run.sh" --
 expect 2 "usage: bench/run.sh" -- "$B" "$T/out1" extra
 expect 2 "no build directory" -- "$T/none" "$T/out1"
@@ -31,5 +25,4 @@ else
     grep -q "no GPU:" "$T/err" && [ $rc -eq 1 ] && [ ! -e "$T/out2" ] && ok ||
         bad "without a GPU: exit $rc (1 expected), 'no GPU' and nothing written: $(cat "$T/err")"
 fi
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish
