@@ -187,7 +187,7 @@ static const char *const ov_configs[] = {
 #define NOV (int)(sizeof ov_configs / sizeof *ov_configs)
 #define NKERNELS (NCONFIGS * 2 + NSK + NPK * 4 + NRR * 4 + NOV)
 
-/* Kernel i of the precompile, in the order the tests below get them: each of
+/* Kernel i of the precompile, of all that the tests below get: each of
  * configs[] in its two layouts, the stream-K, packed, realigned-reduction
  * and overlapped ones; 0 for an index no test uses (a layout rr_configs[] skips). */
 static int config_i(int i, char *tmpl, size_t tlen, char *cfg, size_t clen, void *ud)
