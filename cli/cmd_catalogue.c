@@ -271,12 +271,14 @@ done:
     return rc;
 }
 
-/* `kgen catalogue kernels CATALOGUE`: its kernels as a --configs list, in its order (what
- * build-catalogue.sh times to measure a catalogue again), read by the catalogue's own parser. */
+/* `kgen catalogue kernels CATALOGUE [--layout L]`: its kernels as a --configs list, in its
+ * order (what build-catalogue.sh times to measure a catalogue again), read by the catalogue's
+ * own parser; with --layout, only those kg_matmul runs in L (kgi_catalogue_in_layout), each
+ * with layout=L (what bench/choice-regret.sh times beside kg_matmul's choice). */
 static int kernels(int argc, char **argv)
 {
-    const char *output = NULL;
-    const kgc_opt own[] = {{"-o", "--output", 1, &output}, {NULL, NULL, 0, NULL}};
+    const char *output = NULL, *layout = NULL;
+    const kgc_opt own[] = {{"-o", "--output", 1, &output}, {"--layout", NULL, 1, &layout}, {NULL, NULL, 0, NULL}};
     kg_context *ctx;
     int rc = kgc_open(&ctx, KG_DEVICE_NONE, NULL);
     if (rc)
@@ -293,13 +295,19 @@ static int kernels(int argc, char **argv)
         fprintf(stderr, "kgen: catalogue kernels takes one CATALOGUE file and no template parameters\n");
         goto done;
     }
+    if (layout && kgc_layout("--layout", layout) != 0)
+        goto done;
     if ((rc = read_catalogue("catalogue kernels", args.positional[0], kgc_template_path(&args), &c)) != KGC_OK)
         goto done;
     rc = KGC_FAIL;
     if (!(mem = open_memstream(&buf, &blen)))
         goto done;
-    for (int i = 0; i < c->nkernels; i++)
-        fprintf(mem, "%s %s\n", c->kernels[i].tmpl, c->kernels[i].config);
+    for (int i = 0; i < c->nkernels; i++) {
+        if (!layout)
+            fprintf(mem, "%s %s\n", c->kernels[i].tmpl, c->kernels[i].config);
+        else if (kgi_catalogue_in_layout(c, i, kgi_layout_index(layout)))
+            fprintf(mem, "%s %s layout=%s\n", c->kernels[i].tmpl, c->kernels[i].config, layout);
+    }
     int closed = fclose(mem);
     mem = NULL;
     if (closed == 0 && kgc_write_file(output, buf, blen) == 0)

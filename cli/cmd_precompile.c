@@ -199,14 +199,10 @@ int kgc_cmd_precompile(int argc, char **argv)
         goto out;
     }
     for (int k = 0; k < cat->nkernels; k++)
-        for (int l = 0; l < 4; l++) {
-            int has = 0;
-            for (int r = 0; r < cat->nrows && !has; r++)
-                has = cat->rows[r].layout == l && kgi_catalogue_time(cat, r, k) > 0;
-            if (has)
+        for (int l = 0; l < 4; l++)
+            if (kgi_catalogue_in_layout(cat, k, l))
                 jobs[njobs++] = (job){.kernel = k, .layout = l,
                                       .tile = (long)cat->kernels[k].tile_m * cat->kernels[k].tile_n};
-        }
     qsort(jobs, (size_t)njobs, sizeof *jobs, by_tile);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int nthreads = njobs_opt ? (int)njobs_opt : cores > 0 ? (int)cores : 1;

@@ -129,8 +129,9 @@ static const command commands[] = {
      "      (catalogue/README.md) with every time measured for them. --kernels keeps exactly\n"
      "      CATALOGUE's kernels, in its order (a catalogue measured again: after a template\n"
      "      change, or on another GPU of its architecture).\n"
-     "  kernels CATALOGUE [-o FILE]\n"
-     "      the catalogue's kernels as a --configs list, in its order.\n"},
+     "  kernels CATALOGUE [--layout L] [-o FILE]\n"
+     "      the catalogue's kernels as a --configs list, in its order; with --layout, only\n"
+     "      those kg_matmul runs in layout L (those with times there), each with layout=L.\n"},
 };
 
 static const char common_usage[] =

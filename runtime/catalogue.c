@@ -60,6 +60,14 @@ int kgi_catalogue_admits(const kgi_cat_kernel *k, int align)
     return k->needs <= allowed;
 }
 
+int kgi_catalogue_in_layout(const kgi_catalogue *c, int j, int layout)
+{
+    for (int r = 0; r < c->nrows; r++)
+        if (c->rows[r].layout == layout && kgi_catalogue_time(c, r, j) > 0)
+            return 1;
+    return 0;
+}
+
 /* ------------------------------------------------------------ parsing */
 
 typedef struct parser {

@@ -81,6 +81,10 @@ int kgi_layout_index(const char *name);
 int kgi_ld_class(int ld);
 /* Whether kernel k's vector loads are allowed by a call's alignment. */
 int kgi_catalogue_admits(const kgi_cat_kernel *k, int align);
+/* Whether kernel j runs in `layout`: it has a time there (kg_matmul ranks
+ * a kernel only in the layouts it was measured in; a configuration may be
+ * invalid in the others). */
+int kgi_catalogue_in_layout(const kgi_catalogue *c, int j, int layout);
 /* The alignment (KGI_ALIGN) of a call in `layout` with minimal leading
  * dimensions (C's: N) and 16-byte aligned buffers, as a time row was
  * measured. */

@@ -109,6 +109,18 @@ check "kernels: template and configuration of each, in the file's order" \
     test "$(cat "$tmp/rev.cfg")" = "$(cut_kernels "$tmp/rev.txt")"
 expect 2 "kernels: $tmp/bad.txt" catalogue kernels "$tmp/bad.txt"
 expect 2 "one CATALOGUE file" catalogue kernels
+# --layout: only the kernels with times in the layout (those kg_matmul runs there), each with layout=; here
+# kernel 2 loses its nt times, and nothing was measured in tn
+awk '/^time nt /{ $7 = "-" } { print }' "$tmp/rev.txt" >"$tmp/nont2.txt"
+"$KGEN" catalogue kernels "$tmp/nont2.txt" --layout nn -o "$tmp/nn.cfg"
+check "kernels --layout nn: every kernel, with layout=nn" \
+    test "$(cat "$tmp/nn.cfg")" = "$(sed 's/$/ layout=nn/' "$tmp/rev.cfg")"
+"$KGEN" catalogue kernels "$tmp/nont2.txt" --layout nt -o "$tmp/nt.cfg"
+check "kernels --layout nt: kernel 2, unmeasured in nt, left out" \
+    test "$(cat "$tmp/nt.cfg")" = "$(sed -n '1p;3p' "$tmp/rev.cfg" | sed 's/$/ layout=nt/')"
+"$KGEN" catalogue kernels "$tmp/nont2.txt" --layout tn -o "$tmp/tn.cfg"
+check "kernels --layout tn: none measured there, an empty list" test -e "$tmp/tn.cfg" -a ! -s "$tmp/tn.cfg"
+expect 2 "--layout must be nn, nt, tn or tt (got 'xx')" catalogue kernels "$tmp/rev.txt" --layout xx
 check "--kernels: its report says kept, against the fastest of them" \
     grep -q "the 3 of $tmp/rev.txt kept. kg_matmul's choice from them" "$tmp/k.err"
 # a kernel the export did not measure, another architecture's catalogue: an error naming it, nothing written

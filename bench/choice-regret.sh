@@ -1,0 +1,163 @@
+#!/bin/sh
+# bench/choice-regret.sh -- how close kg_matmul's choice from its catalogue
+# comes, measured, to the fastest of the catalogue's own kernels, at shapes
+# of your choosing (best: shapes the catalogue was not built from).
+#
+#   bench/choice-regret.sh BUILD_DIR SHAPES [OUT_DIR]
+#
+# On a GPU machine, with kgen built in BUILD_DIR (this script builds
+# nothing), per layout: kgen-bench times each kernel of the catalogue that
+# kg_matmul runs in the layout (`kgen catalogue kernels --layout`) at each
+# shape of SHAPES (kgen-bench's list: 'tag M N K' lines; a kernel whose
+# preconditions the shape breaks is skipped), then, in a second process,
+# kg_matmul's own choice, without a tuning database. The catalogue is
+# KGEN_CATALOGUE where set (kg_matmul reads it too), else the source tree's
+# catalogue/sm_XY.txt for the GPU's architecture, the file the build embeds.
+# It prints, and writes to OUT_DIR/summary.txt, per layout: the shapes
+# compared; the geometric mean of the regret (the chosen kernel's time in
+# the sweep over the sweep's fastest: 1 is the best choice); how often the
+# fastest was chosen, and the choice within 5 % of it; the worst; and the
+# geometric means against cuBLAS of the choice's own run and of the
+# fastest. OUT_DIR/regret-LAYOUT.txt names, per shape, the regret, the
+# choice and the fastest kernel. A choice that is not in the sweep
+# (kg_matmul set bounds=1 or vec=1 for the call, or the build embeds
+# another file) is compared by its own run's time and counted ("apart"); a
+# wrong result in either run is counted and the shape left out.
+# KGEN_BENCH_LAYOUTS (default "nn nt tn tt") picks layouts. The sweep takes
+# about 0.2 s per (kernel, shape) that runs (H200), plus compiling each
+# kernel once (`kgen precompile` first makes that a disk-cache read).
+# OUT_DIR (default: a new temporary directory) keeps every CSV.
+# Exit status: 0 every run correct; 1 a run failed or a result was wrong
+# (the others still run); 2 usage.
+set -u
+if [ $# -ge 1 ] && [ "$1" = --help ]; then
+    sed -n '2,/^set -u/s/^# \{0,1\}//p' "$0"
+    exit 0
+fi
+if [ $# -lt 2 ] || [ $# -gt 3 ]; then
+    echo "usage: bench/choice-regret.sh BUILD_DIR SHAPES [OUT_DIR]   (--help: what it runs)" >&2
+    exit 2
+fi
+CALLER=$(pwd)
+from_caller() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s\n' "$CALLER/$1" ;; esac; }
+B=$(from_caller "$1")
+SHAPES=$(from_caller "$2")
+SHAPES_NAME=$2
+OUT_ARG=${3:-}
+BENCH=$B/bench/kgen-bench
+KGEN=$B/cli/kgen
+for p in "$BENCH" "$KGEN"; do
+    if [ ! -x "$p" ]; then
+        echo "choice-regret.sh: $p not found: build kgen with cuBLAS first (cmake -S . -B $1 && cmake --build $1)" >&2
+        exit 2
+    fi
+done
+if [ ! -r "$SHAPES" ] || [ ! -f "$SHAPES" ]; then
+    echo "choice-regret.sh: cannot read the shape list '$SHAPES_NAME'" >&2
+    exit 2
+fi
+LAYOUTS=${KGEN_BENCH_LAYOUTS:-nn nt tn tt}
+# shellcheck disable=SC2086 # split into words on purpose: a list of none is refused
+{ set -- $LAYOUTS; [ $# -gt 0 ]; } || { echo "choice-regret.sh: KGEN_BENCH_LAYOUTS: no layout named" >&2; exit 2; }
+for l in $LAYOUTS; do
+    case $l in nn|nt|tn|tt) ;; *) echo "choice-regret.sh: KGEN_BENCH_LAYOUTS: unknown layout '$l' (nn, nt, tn, tt)" >&2; exit 2 ;; esac
+done
+OUT=
+if [ -n "$OUT_ARG" ]; then
+    OUT=$(from_caller "$OUT_ARG")
+    if [ -e "$OUT" ] && { [ ! -d "$OUT" ] || [ ! -w "$OUT" ]; }; then
+        echo "choice-regret.sh: OUT_DIR '$OUT_ARG' is not a directory this user can write in" >&2
+        exit 2
+    fi
+fi
+cd "$(dirname "$0")/.." || exit 2
+# the GPU, its architecture and the catalogue kg_matmul uses there, before anything is written
+"$BENCH" --device-name > /dev/null || exit 1
+ARCH=$("$KGEN" device 2> /dev/null | sed -n 's/.*Compute capability.*(sm_\([0-9]*\)).*/\1/p' | head -n 1)
+if [ -z "$ARCH" ]; then
+    echo "choice-regret.sh: could not read the GPU's architecture from 'kgen device'" >&2
+    exit 1
+fi
+if [ -n "${KGEN_CATALOGUE:-}" ]; then
+    CAT=$(from_caller "$KGEN_CATALOGUE")
+    export KGEN_CATALOGUE="$CAT"
+else
+    CAT=$PWD/catalogue/sm_$ARCH.txt
+fi
+if [ ! -r "$CAT" ]; then
+    echo "choice-regret.sh: no catalogue for sm_$ARCH ($CAT): kg_matmul chooses by its model alone here" >&2
+    exit 2
+fi
+if [ -n "$OUT" ]; then
+    mkdir -p "$OUT" || exit 1
+else
+    OUT=$(mktemp -d) || exit 1
+fi
+
+rc=0
+RAN=
+for l in $LAYOUTS; do
+    echo "== layout $l: the catalogue's kernels, then kg_matmul's choice"
+    rm -f "$OUT/kernels-$l.txt" "$OUT/sweep-$l.csv" "$OUT/choice-$l.csv"
+    if ! "$KGEN" catalogue kernels "$CAT" --layout "$l" -o "$OUT/kernels-$l.txt"; then
+        rc=1
+        continue
+    fi
+    RAN="$RAN $l"
+    "$BENCH" --configs "$OUT/kernels-$l.txt" --shapes "$SHAPES" --layout "$l" --csv "$OUT/sweep-$l.csv" \
+        > "$OUT/sweep-$l.txt" 2>&1 || { rc=1; echo "  the sweep failed or a result was wrong: $OUT/sweep-$l.txt" >&2; }
+    "$BENCH" --no-db --shapes "$SHAPES" --layout "$l" --csv "$OUT/choice-$l.csv" > "$OUT/choice-$l.txt" 2>&1 ||
+        { rc=1; echo "  kg_matmul's run failed or a result was wrong: $OUT/choice-$l.txt" >&2; }
+done
+
+# per layout: the sweep's rows (kernel x shape), then the choice's (one per shape); writes regret-L.txt, prints
+# the summary line
+regret() {
+    awk -F, -v layout="$1" -v detail="$OUT/regret-$1.txt" '
+FNR == 1 { delete c; for (i = 1; i <= NF; i++) c[$i] = i; sweep = FILENAME ~ /\/sweep-[a-z]*\.csv$/; next }
+sweep {
+  t = $c["tag"]; if ($c["ok"] != 1) { bad[t] = 1; next }
+  k = $c["template"] " " $c["config"]; ms[t, k] = $c["kgen_ms"]
+  if (!(t in best) || $c["kgen_ms"] < best[t]) { best[t] = $c["kgen_ms"]; bestk[t] = k; bestr[t] = $c["ratio"] }
+  next
+}
+{
+  t = $c["tag"]; tags[++n] = t; if ($c["ok"] != 1) { bad[t] = 1; next }
+  ck[t] = $c["template"] " " $c["config"]; cms[t] = $c["kgen_ms"]; cr[t] = $c["ratio"]
+}
+END {
+  printf "# tag, regret, the time of the choice and the fastest time in the sweep (ms) | the choice | the fastest\n" > detail
+  m = 0; lr = 0; lc = 0; lb = 0; first = 0; near = 0; apart = 0; none = 0; wrong = 0; worst = 0; wtag = "-"
+  for (i = 1; i <= n; i++) {
+    t = tags[i]
+    if (t in bad) { wrong++; continue }
+    if (!(t in best)) { none++; printf "%s - no kernel of the catalogue ran here\n", t > detail; continue }
+    own = ((t, ck[t]) in ms) ? ms[t, ck[t]] : cms[t]; apart += !((t, ck[t]) in ms)
+    q = own / best[t]; m++; lr += log(q); lc += log(cr[t]); lb += log(bestr[t])
+    first += ck[t] == bestk[t]; near += q <= 1.05
+    if (q > worst) { worst = q; wtag = t }
+    printf "%s %.3f %g %g | %s%s | %s\n", t, q, own, best[t], ck[t], ((t, ck[t]) in ms) ? "" : " (apart)", bestk[t] > detail
+  }
+  printf "%-6s %6d %8s %7d %7d %7s %5d %5d %5d %12s %13s\n", layout, m, m ? sprintf("%.4f", exp(lr / m)) : "-", \
+    first, near, m ? sprintf("%.3f", worst) : "-", apart, none, wrong, m ? sprintf("%.3f", exp(lc / m)) : "-", \
+    m ? sprintf("%.3f", exp(lb / m)) : "-"
+  if (m) printf "       worst: %s\n", wtag
+}' "$OUT/sweep-$1.csv" "$OUT/choice-$1.csv"
+}
+{
+    echo "# bench/choice-regret.sh: kg_matmul's choice from $CAT against its fastest kernel, shapes $SHAPES_NAME"
+    echo "# $("$BENCH" --device-name 2> /dev/null || echo "unknown GPU"), $(date -u +%Y-%m-%dT%H:%MZ)," \
+        "source tree $(git rev-parse --short HEAD 2> /dev/null || echo unknown)"
+    printf '%-6s %6s %8s %7s %7s %7s %5s %5s %5s %12s %13s\n' layout shapes regret fastest "<=1.05" worst apart none \
+        wrong choice/cuBLAS fastest/cuBLAS
+    for l in $RAN; do
+        if [ -e "$OUT/sweep-$l.csv" ] && [ -e "$OUT/choice-$l.csv" ]; then
+            regret "$l"
+        else
+            echo "$l: not compared (no CSV from one of the runs: $OUT/sweep-$l.txt, $OUT/choice-$l.txt)"
+        fi
+    done
+} > "$OUT/summary.txt"
+cat "$OUT/summary.txt"
+echo "written: $OUT"
+exit $rc
