@@ -8,27 +8,32 @@
 # On a GPU machine, with kgen built in BUILD_DIR (this script builds
 # nothing), per layout: kgen-bench times each kernel of the catalogue that
 # kg_matmul runs in the layout (`kgen catalogue kernels --layout`) at each
-# shape of SHAPES (kgen-bench's list: 'tag M N K' lines; a kernel whose
-# preconditions the shape breaks is skipped), then, in a second process,
-# kg_matmul's own choice, without a tuning database. The catalogue is
-# KGEN_CATALOGUE where set (kg_matmul reads it too), else the source tree's
-# catalogue/sm_XY.txt for the GPU's architecture, the file the build embeds.
+# shape of SHAPES (kgen-bench's list: 'tag M N K' lines, each tag once; a
+# kernel whose preconditions the shape breaks is skipped), then, in a
+# second process, kg_matmul's own choice, without a tuning database. The
+# catalogue is KGEN_CATALOGUE's file where set, else the source tree's
+# catalogue/sm_XY.txt (the file a build of this tree embeds); it must be
+# for the GPU's architecture, and both runs read it (kg_matmul through
+# KGEN_CATALOGUE), so they judge the same file.
 # It prints, and writes to OUT_DIR/summary.txt, per layout: the shapes
 # compared; the geometric mean of the regret (the chosen kernel's time in
 # the sweep over the sweep's fastest: 1 is the best choice); how often the
-# fastest was chosen, and the choice within 5 % of it; the worst; and the
-# geometric means against cuBLAS of the choice's own run and of the
-# fastest. OUT_DIR/regret-LAYOUT.txt names, per shape, the regret, the
-# choice and the fastest kernel. A choice that is not in the sweep
-# (kg_matmul set bounds=1 or vec=1 for the call, or the build embeds
-# another file) is compared by its own run's time and counted ("apart"); a
-# wrong result in either run is counted and the shape left out.
+# fastest was chosen, and the choice within 5 % of it; the worst; "apart",
+# the choices not in the sweep (kg_matmul set bounds=1 or vec=1 for the
+# call), compared by their own run's time; "none", shapes where no kernel
+# of the sweep ran; "wrong", shapes left out for a wrong result in either
+# run; and the geometric means against cuBLAS of the choice's own run and
+# of the fastest. OUT_DIR/regret-LAYOUT.txt names, per shape, the regret,
+# the choice and the fastest kernel.
 # KGEN_BENCH_LAYOUTS (default "nn nt tn tt") picks layouts. The sweep takes
-# about 0.2 s per (kernel, shape) that runs (H200), plus compiling each
-# kernel once (`kgen precompile` first makes that a disk-cache read).
+# about 0.2 s per (kernel, shape) that runs (H200; at a thin or a large
+# shape about half the catalogue's kernels are skipped), plus compiling
+# each kernel once (`kgen precompile` first makes that a disk-cache read).
 # OUT_DIR (default: a new temporary directory) keeps every CSV.
 # Exit status: 0 every run correct; 1 a run failed or a result was wrong
-# (the others still run); 2 usage.
+# (the others still run); 2 usage, a catalogue kgen cannot read or for
+# another architecture, a tag repeated in SHAPES, or a shape list
+# kgen-bench refuses (then nothing of the run is kept).
 set -u
 if [ $# -ge 1 ] && [ "$1" = --help ]; then
     sed -n '2,/^set -u/s/^# \{0,1\}//p' "$0"
@@ -80,32 +85,68 @@ if [ -z "$ARCH" ]; then
 fi
 if [ -n "${KGEN_CATALOGUE:-}" ]; then
     CAT=$(from_caller "$KGEN_CATALOGUE")
-    export KGEN_CATALOGUE="$CAT"
 else
     CAT=$PWD/catalogue/sm_$ARCH.txt
+    if [ ! -e "$CAT" ]; then
+        echo "choice-regret.sh: no catalogue for sm_$ARCH ($CAT): kg_matmul chooses by its model alone here" >&2
+        exit 2
+    fi
 fi
-if [ ! -r "$CAT" ]; then
-    echo "choice-regret.sh: no catalogue for sm_$ARCH ($CAT): kg_matmul chooses by its model alone here" >&2
+# the catalogue read as kgen reads it (a file kgen refuses is named with its line), for this GPU's architecture
+# (kg_matmul takes KGEN_CATALOGUE only as its own architecture's), and given to both runs
+{ [ -f "$CAT" ] && "$KGEN" catalogue kernels "$CAT" > /dev/null; } ||
+    { echo "choice-regret.sh: '$CAT' is not a catalogue kgen can read" >&2; exit 2; }
+CARCH=$(sed -n 's/^arch[ 	]*\([0-9]*\)[ 	]*$/\1/p' "$CAT" | head -n 1)
+if [ "$CARCH" != "$ARCH" ]; then
+    echo "choice-regret.sh: '$CAT' is a catalogue for sm_$CARCH, and this GPU is sm_$ARCH: kg_matmul would not use it" >&2
     exit 2
 fi
+export KGEN_CATALOGUE="$CAT"
+# a tag names one shape in the summary: a list that repeats one is refused
+dup=$(sed 's/#.*//' "$SHAPES" | awk 'NF { if (seen[$1]++) { print $1; exit } }')
+if [ -n "$dup" ]; then
+    echo "choice-regret.sh: the tag '$dup' stands for more than one line of '$SHAPES_NAME'" >&2
+    exit 2
+fi
+NEW_OUT=
 if [ -n "$OUT" ]; then
+    [ -e "$OUT" ] || NEW_OUT=1
     mkdir -p "$OUT" || exit 1
 else
     OUT=$(mktemp -d) || exit 1
+    NEW_OUT=1
 fi
+# kgen-bench refused its input (exit 2: the shape list): nothing of this run is kept
+refused() {
+    echo "choice-regret.sh: kgen-bench refused the run ($1):" >&2
+    cat "$1" >&2
+    if [ -n "$NEW_OUT" ]; then rm -rf "$OUT"; else rm -f "$OUT"/kernels-*.txt "$OUT"/sweep-* "$OUT"/choice-* "$OUT"/regret-*.txt; fi
+    exit 2
+}
 
 rc=0
 RAN=
+NOT=
 for l in $LAYOUTS; do
     echo "== layout $l: the catalogue's kernels, then kg_matmul's choice"
-    rm -f "$OUT/kernels-$l.txt" "$OUT/sweep-$l.csv" "$OUT/choice-$l.csv"
+    # this run's results only: what an earlier run into OUT_DIR left for this layout goes first
+    rm -f "$OUT/kernels-$l.txt" "$OUT/sweep-$l.csv" "$OUT/choice-$l.csv" "$OUT/sweep-$l.txt" "$OUT/choice-$l.txt" \
+        "$OUT/regret-$l.txt"
     if ! "$KGEN" catalogue kernels "$CAT" --layout "$l" -o "$OUT/kernels-$l.txt"; then
         rc=1
+        NOT="$NOT $l:kgen-could-not-list-its-kernels"
+        continue
+    fi
+    if [ ! -s "$OUT/kernels-$l.txt" ]; then
+        NOT="$NOT $l:no-time-in-this-layout"
         continue
     fi
     RAN="$RAN $l"
     "$BENCH" --configs "$OUT/kernels-$l.txt" --shapes "$SHAPES" --layout "$l" --csv "$OUT/sweep-$l.csv" \
-        > "$OUT/sweep-$l.txt" 2>&1 || { rc=1; echo "  the sweep failed or a result was wrong: $OUT/sweep-$l.txt" >&2; }
+        > "$OUT/sweep-$l.txt" 2>&1
+    r=$?
+    [ $r -eq 2 ] && refused "$OUT/sweep-$l.txt"
+    [ $r -eq 0 ] || { rc=1; echo "  the sweep failed or a result was wrong: $OUT/sweep-$l.txt" >&2; }
     "$BENCH" --no-db --shapes "$SHAPES" --layout "$l" --csv "$OUT/choice-$l.csv" > "$OUT/choice-$l.txt" 2>&1 ||
         { rc=1; echo "  kg_matmul's run failed or a result was wrong: $OUT/choice-$l.txt" >&2; }
 done
@@ -156,6 +197,9 @@ END {
         else
             echo "$l: not compared (no CSV from one of the runs: $OUT/sweep-$l.txt, $OUT/choice-$l.txt)"
         fi
+    done
+    for n in $NOT; do
+        echo "${n%%:*}: not compared ($(echo "${n#*:}" | tr - ' '))"
     done
 } > "$OUT/summary.txt"
 cat "$OUT/summary.txt"

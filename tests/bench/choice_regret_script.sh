@@ -20,10 +20,11 @@ STANDIN
 chmod +x "$T/b/cli/kgen"
 # the stand-in kgen-bench: --device-name answers unless NOGPU is set. With --configs it writes a row per shape
 # and configuration line j (1, 2, ...): 2.0 ms, except line 3, 1.0 ms (the fastest), and line 5 at the shape
-# tagged s2, 1.5 ms; line 2 is wrong at s4; shape s5 runs nothing (every kernel skipped); it fails, with no
-# CSV, where FAILSWEEP names the layout. With --no-db (kg_matmul's choice): s1 and s4 choose line 3, s2 line
-# 5 (1.4 ms in its own run), s3 a configuration no line has (1.2 ms), s5 line 1. cuBLAS takes 1.0 ms. Each
-# run records KGEN_CATALOGUE in $T/env.
+# tagged s2, 1.5 ms; line 2 is wrong at s4 (the CSV written, exit 1, as kgen-bench does); shape s5 runs
+# nothing (every kernel skipped); it fails, with no CSV, where FAILSWEEP names the layout. With --no-db
+# (kg_matmul's choice): s1 and s4 choose line 3, s2 line 5 (1.4 ms in its own run), s3 a configuration no line
+# has (1.2 ms), s5 line 1. cuBLAS takes 1.0 ms. A shape list with a line 'bad' is refused (exit 2, no CSV).
+# Each run records KGEN_CATALOGUE in $T/env.
 cat > "$T/b/bench/kgen-bench" <<'STANDIN'
 #!/bin/sh
 [ "$1" = --device-name ] && { [ -z "${NOGPU:-}" ] && echo "Stand-in GPU" && exit 0; echo "kgen-bench: no GPU: none here" >&2; exit 1; }
@@ -35,6 +36,7 @@ while [ $# -gt 0 ]; do
 done
 echo "${KGEN_CATALOGUE:-unset}" >> "$STANDIN_DIR/env"
 [ -n "$configs" ] && [ "${FAILSWEEP:-}" = "$layout" ] && { echo "stand-in failure" >&2; exit 1; }
+grep -q '^bad' "$shapes" && { echo "kgen-bench: $shapes:2: not a shape" >&2; exit 2; }
 awk -v l="$layout" -v sweep="${configs:+1}" '
 BEGIN { print "tag,M,N,K,kgen_tflops,cublas_tflops,ratio,kgen_ms,cublas_ms,error,ok,template,config,device,layout" }
 function row(tag, line, t, ok,    tmpl, cfg) {
@@ -54,7 +56,8 @@ END {
     else if (t == "s3") row(t, "matmul_warp bounds=1 stand-in=1 layout=" l, 1.2, 1)
     else row(t, cfg[1], 2.0, 1)
   }
-}' ${configs:-"$STANDIN_LIST"} "$shapes" > "$csv"
+}' "${configs:-$STANDIN_LIST}" "$shapes" > "$csv"
+! grep -q ',0,[a-z_]*,[^,]*,GPU,' "$csv"
 STANDIN
 chmod +x "$T/b/bench/kgen-bench"
 export STANDIN_DIR=$T
@@ -75,15 +78,25 @@ KGEN_BENCH_LAYOUTS="nn xy" expect 2 "unknown layout 'xy'" -- "$T/b" "$T/list.txt
 KGEN_BENCH_LAYOUTS=" " expect 2 "KGEN_BENCH_LAYOUTS: no layout named" -- "$T/b" "$T/list.txt" "$T/o"
 expect 2 "OUT_DIR '$T/list.txt' is not a directory" -- "$T/b" "$T/list.txt" "$T/list.txt"
 ARCH=80 expect 2 "no catalogue for sm_80" -- "$T/b" "$T/list.txt" "$T/o"
-KGEN_CATALOGUE="$T/none.txt" expect 2 "no catalogue for sm_90 ($T/none.txt)" -- "$T/b" "$T/list.txt" "$T/o"
+KGEN_CATALOGUE="$T/none.txt" expect 2 "'$T/none.txt' is not a catalogue kgen can read" -- "$T/b" "$T/list.txt" "$T/o"
 NOGPU=1 expect 1 "no GPU:" -- "$T/b" "$T/list.txt" "$T/o"
+echo "not a catalogue" > "$T/text.txt"
+KGEN_CATALOGUE="$T/text.txt" expect 2 "'$T/text.txt' is not a catalogue kgen can read" -- "$T/b" "$T/list.txt" "$T/o"
+KGEN_CATALOGUE="$T/empty" expect 2 "is not a catalogue kgen can read" -- "$T/b" "$T/list.txt" "$T/o"
+sed 's/^arch 90$/arch 100/' "$SRC/catalogue/sm_90.txt" > "$T/sm100.txt"
+KGEN_CATALOGUE="$T/sm100.txt" expect 2 "is a catalogue for sm_100, and this GPU is sm_90" -- "$T/b" "$T/list.txt" "$T/o"
+printf 's1 64 64 64\ns2 128 128 128 # a comment\ns1 96 96 96\n' > "$T/dup.txt"
+expect 2 "the tag 's1' stands for more than one line" -- "$T/b" "$T/dup.txt" "$T/o"
+printf 's1 64 64 64\nbad line\n' > "$T/badlist.txt"
+expect 2 "kgen-bench refused the run" -- "$T/b" "$T/badlist.txt" "$T/o"
 [ ! -e "$T/o" ] && ok || bad "a refused run created its output directory"
 sh "$SCRIPT" --help | grep -q "KGEN_BENCH_LAYOUTS" && ok || bad "--help"
 
 # the summary: s1 the fastest chosen (1), s2 line 5 (1.5 in the sweep), s3 apart (1.2 in its own run over 1.0),
 # s4 left out (a wrong result in the sweep), s5 no kernel ran
 KGEN_BENCH_LAYOUTS="nn tt" sh "$SCRIPT" "$T/b" "$T/list.txt" "$T/s" > "$T/out" 2> "$T/err"; rc=$?
-[ $rc -eq 0 ] && ok || bad "the stand-in run exited $rc: $(cat "$T/err")"
+[ $rc -eq 1 ] && grep -q "the sweep failed or a result was wrong" "$T/err" && ok ||
+    bad "a run with a wrong result exited $rc, not 1: $(cat "$T/err")"
 line=$(grep '^nn ' "$T/s/summary.txt")
 # shapes 3; regret (1 x 1.5 x 1.2)^(1/3) = 1.2164; fastest chosen 1, within 5 % 1; worst 1.500; apart 1; none 1;
 # wrong 1; choice/cuBLAS (1 x 1/1.4 x 1/1.2)^(1/3) = 0.841; fastest/cuBLAS 1.000
@@ -101,7 +114,12 @@ grep -q "layout=tt$" "$T/s/kernels-tt.txt" && ! grep -q "layout=nn" "$T/s/kernel
 grep -q '^s3 1.200 .*(apart)' "$T/s/regret-nn.txt" && grep -q '^s2 1.500 ' "$T/s/regret-nn.txt" &&
     grep -q '^s5 - no kernel' "$T/s/regret-nn.txt" && ! grep -q '^s4 ' "$T/s/regret-nn.txt" && ok ||
     bad "regret-nn.txt: $(cat "$T/s/regret-nn.txt")"
-! grep -qv '^unset$' "$T/env" && ok || bad "KGEN_CATALOGUE was set for the embedded catalogue: $(sort -u "$T/env")"
+[ "$(sort -u "$T/env")" = "$SRC/catalogue/sm_90.txt" ] && ok ||
+    bad "both runs were not given the source tree's catalogue: $(sort -u "$T/env")"
+# a shape list kgen-bench refuses, into the OUT_DIR of that run: this run's files go, the directory stays
+expect 2 "kgen-bench refused the run" -- "$T/b" "$T/badlist.txt" "$T/s"
+[ -d "$T/s" ] && [ ! -e "$T/s/sweep-nn.txt" ] && [ ! -e "$T/s/kernels-nn.txt" ] && ok ||
+    bad "a refused run into an existing OUT_DIR left its files: $(ls "$T/s")"
 
 # KGEN_CATALOGUE, given relative to the caller: both runs read it by its absolute path, and its kernels are timed;
 # the sweep fails in tt: exit 1, tt named as not compared, nn still summarized
@@ -114,4 +132,10 @@ grep -qF "from $T/mine.txt against" "$T/s/summary.txt" && ok || bad "the summary
 grep -q "^tt: not compared" "$T/s/summary.txt" && ! grep -q '^tt ' "$T/s/summary.txt" && ok ||
     bad "the failed tt is not named as not compared: $(cat "$T/s/summary.txt")"
 grep -q '^nn  *3 ' "$T/s/summary.txt" && ok || bad "the nn that ran is not summarized: $(cat "$T/s/summary.txt")"
+[ ! -e "$T/s/regret-tt.txt" ] && ok || bad "the first run's regret-tt.txt was left beside the failed tt"
+# a catalogue with no times in tt: tt named as not compared, nothing run there
+grep -v '^time tt ' "$T/mine.txt" > "$T/nott.txt"
+KGEN_BENCH_LAYOUTS="nn tt" KGEN_CATALOGUE="$T/nott.txt" sh "$SCRIPT" "$T/b" "$T/list.txt" "$T/n" > "$T/out" 2> "$T/err"
+grep -q "^tt: not compared (no time in this layout)" "$T/n/summary.txt" && [ ! -e "$T/n/sweep-tt.txt" ] && ok ||
+    bad "a layout without times: $(cat "$T/n/summary.txt")"
 finish
