@@ -74,7 +74,8 @@ static unsigned long long choice_key(int lay, int m, int n, int k, int align)
     return kgi_hash(f, sizeof f, KGI_HASH_SEED);
 }
 
-/* Appends printf-style text to a reason buffer. */
+/* Appends printf-style text to a reason buffer; text that does not fit is
+ * cut, and the buffer then ends in "...". */
 static void note(char *why, size_t len, const char *fmt, ...) KGI_PRINTF(3, 4);
 static void note(char *why, size_t len, const char *fmt, ...)
 {
@@ -83,8 +84,21 @@ static void note(char *why, size_t len, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(why + used, len - used, fmt, ap);
+    int need = vsnprintf(why + used, len - used, fmt, ap);
     va_end(ap);
+    if (need > 0 && (size_t)need >= len - used && len > 4)
+        memcpy(why + len - 4, "...", 4);
+}
+
+/* A reason as kg_matmul records it and kg_matmul_explain gives it: the
+ * template first ("[template T] ", unless T is "matmul"), so that a reason
+ * cut to the caller's buffer still names it. */
+static void with_template(char *out, size_t len, const char *tmpl, const char *why)
+{
+    out[0] = '\0';
+    if (strcmp(tmpl, "matmul") != 0)
+        note(out, len, "[template %s] ", tmpl);
+    note(out, len, "%s", why);
 }
 
 /* Renders (tmpl, cfg). */
@@ -119,7 +133,7 @@ static kg_status try_config(kg_context *ctx, const char *tmpl, kgi_config *cfg, 
     int can_bounds = kgi_config_text_get((*src)->config, "bounds", bv, sizeof bv) == 0 && strcmp(bv, "1") != 0;
     int can_vec = kgi_config_text_get((*src)->config, "vec", vv, sizeof vv) == 0 && strcmp(vv, "1") != 0;
     if ((!mult && !can_bounds) || (!vec && !can_vec)) {
-        note(why, why_len, "; unusable: %s", !mult ? r1 : r2);
+        note(why, why_len, "; unusable: %s", !mult && !can_bounds ? r1 : r2);
         kg_source_free(*src);
         *src = NULL;
         return KG_ERR_SHAPE;
@@ -409,8 +423,6 @@ kg_status kg_matmul(kg_context *ctx, const char *layout, int m, int n, int k, fl
         return st;
     kg_kernel *kern;
     st = kgi_load_kernel(ctx, src, &kern);
-    if (st == KG_OK && strcmp(tmpl, "matmul") != 0)
-        note(why, sizeof why, " [template %s]", tmpl);
     snprintf(config, sizeof config, "%s", src->config);
     kg_source_free(src);
     if (st != KG_OK)
@@ -420,8 +432,10 @@ kg_status kg_matmul(kg_context *ctx, const char *layout, int m, int n, int k, fl
         return kgi_fail(ctx, KG_ERR_NOMEM, "out of memory");
     *nc = (choice){lay, m, n, k, align, kern, NULL, NULL};
     if (ctx->verbose) {
+        char full[2048 + 80];
+        with_template(full, sizeof full, tmpl, why);
         nc->config = strdup(config);
-        nc->why = strdup(why);
+        nc->why = strdup(full);
     }
     if (kgi_map_put(&ks->choices, key, nc) != 0) {
         free(nc->config);
@@ -453,7 +467,8 @@ kg_status kg_matmul_explain(kg_context *ctx, const char *layout, int m, int n, i
         choice *ch = kgi_map_get(&ks->choices, choice_key(lay, m, n, k, align));
         if (ch && ch->why && ch->lay == lay && ch->m == m && ch->n == n && ch->k == k && ch->align == align) {
             snprintf(config, config_len, "%s", ch->config);
-            snprintf(why, why_len, "%s (recorded by kg_matmul)", ch->why);
+            why[0] = '\0';
+            note(why, why_len, "%s (recorded by kg_matmul)", ch->why);
             return KG_OK;
         }
     }
@@ -468,9 +483,8 @@ kg_status kg_matmul_explain(kg_context *ctx, const char *layout, int m, int n, i
     if (st != KG_OK)
         return st;
     snprintf(config, config_len, "%s", src->config);
-    if (strcmp(tmpl, "matmul") != 0)
-        note(w, sizeof w, " [template %s]", tmpl);
-    snprintf(why, why_len, "%s (for minimal leading dimensions and 16-byte aligned A, B and C)", w);
+    with_template(why, why_len, tmpl, w);
+    note(why, why_len, " (for minimal leading dimensions and 16-byte aligned A, B and C)");
     kg_source_free(src);
     return KG_OK;
 }

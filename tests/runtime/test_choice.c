@@ -63,6 +63,15 @@ int main(int argc, char **argv)
     const char *in_cat[] = {"catalogue sm_90 (", argv[1], "synthetic sm_90 (no GPU), 2026-11-23, 132 SMs)",
                             "predicted", "waves on 132 SMs) from ", "runner-up kernel ", "tuning database", NULL};
     expect("nn", 2000, 3000, 700, in_cat, why, sizeof why);
+    /* the template first, so that a reason cut to a small buffer still names it, and a cut reason ends in "..." */
+    CHECK_MSG(strncmp(why, "[template matmul_warp] catalogue sm_90 (", 40) == 0, "%s", why);
+    {
+        char config[512], small[48];
+        CHECK(kg_matmul_explain(ctx, "nn", 2000, 3000, 700, config, sizeof config, small, sizeof small) == KG_OK);
+        CHECK_MSG(strncmp(small, "[template matmul_warp] ", 23) == 0 && strlen(small) == sizeof small - 1 &&
+                      strcmp(small + sizeof small - 4, "...") == 0,
+                  "'%s'", small);
+    }
     /* a measured shape: its own time */
     const char *exact[] = {"catalogue sm_90 (", ", measured at this shape", NULL};
     expect("tn", 1024, 4096, 512, exact, why, sizeof why);
