@@ -314,18 +314,34 @@ kg_status kgi_db_open(const char *path, int flags, kgi_db **out, char *err, size
             snprintf(err, errlen, "'%s' is not a kgen tuning database (no schema)", path);
             goto fail;
         }
+        /* the schema goes only into an empty file: one that holds anything
+         * else is someone's database, left as it was (another kgen process
+         * may have made the schema meanwhile: then it is used) */
         char sql[256];
         snprintf(sql, sizeof sql, "INSERT OR IGNORE INTO meta VALUES('schema_version', '%d');", KGI_DB_SCHEMA_VERSION);
-        if (exec_sql(db, "PRAGMA journal_mode=WAL;", err, errlen) != 0 ||
-            exec_sql(db, "BEGIN IMMEDIATE;", err, errlen) != 0)
+        if (exec_sql(db, "BEGIN IMMEDIATE;", err, errlen) != 0)
             goto fail;
-        if (exec_sql(db, schema, err, errlen) != 0 || exec_sql(db, sql, err, errlen) != 0) {
+        int again = kgi_tunedb_schema_version(db->h, db->path, err, errlen), others = -1;
+        sqlite3_stmt *st = NULL;
+        if (again == 0 && sqlite3_prepare_v2(db->h, "SELECT count(*) FROM sqlite_master", -1, &st, NULL) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW)
+            others = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+        if (again < 0 || (again == 0 && others != 0)) {
+            if (again == 0)
+                snprintf(err, errlen, "'%s' is not a kgen tuning database (no schema): it holds other tables%s", path,
+                         others < 0 ? " or cannot be read" : "; kgen leaves it as it is");
             sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
             goto fail;
         }
-        if (exec_sql(db, "COMMIT;", err, errlen) != 0)
+        if (again == 0 && (exec_sql(db, schema, err, errlen) != 0 || exec_sql(db, sql, err, errlen) != 0)) {
+            sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
             goto fail;
-        v = KGI_DB_SCHEMA_VERSION;
+        }
+        if (exec_sql(db, "COMMIT;", err, errlen) != 0 ||
+            (again == 0 && exec_sql(db, "PRAGMA journal_mode=WAL;", err, errlen) != 0))
+            goto fail;
+        v = again == 0 ? KGI_DB_SCHEMA_VERSION : again;
     }
     if (v == 1) {
         if (exec_sql(db, "BEGIN IMMEDIATE;", err, errlen) != 0)

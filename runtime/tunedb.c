@@ -68,7 +68,10 @@ int kgi_tunedb_schema_version(sqlite3 *h, const char *path, char *err, size_t er
         const char *m = sqlite3_errmsg(h);
         if (strstr(m, "no such table"))
             return 0;
-        snprintf(err, errlen, "%s: %s", path, m);
+        if (strstr(m, "no such column")) /* someone's table called meta */
+            snprintf(err, errlen, "'%s' is not a kgen tuning database (its table meta is not kgen's: %s)", path, m);
+        else
+            snprintf(err, errlen, "%s: %s", path, m);
         return -1;
     }
     int v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;

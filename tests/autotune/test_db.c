@@ -131,6 +131,33 @@ static void test_foreign_files(void)
     sqlite3_close(h);
     CHECK(kgi_db_open(path, KGI_DB_READONLY, &db, err, sizeof err) == KG_ERR_DB);
     CHECK_MSG(strstr(err, "not a kgen tuning database") != NULL, "%s", err);
+    /* opened to write (import, merge, tune): refused too, and the file left as it was: no kgen tables, its
+     * journal mode unchanged; likewise one whose tables bear kgen's names */
+    static const char *const foreign[] = {"CREATE TABLE t(x)", "CREATE TABLE results(x); CREATE TABLE meta(k, v)"};
+    for (int i = 0; i < 2; i++) {
+        unlink(path);
+        sqlite3_open(path, &h);
+        sqlite3_exec(h, foreign[i], NULL, NULL, NULL);
+        sqlite3_close(h);
+        CHECK(kgi_db_open(path, KGI_DB_CREATE, &db, err, sizeof err) == KG_ERR_DB && db == NULL);
+        CHECK_MSG(strstr(err, "not a kgen tuning database") != NULL &&
+                      strstr(err, i == 0 ? "other tables" : "its table meta is not kgen's") != NULL,
+                  "%s", err);
+        int entries = -1;
+        char mode[16] = "";
+        sqlite3_stmt *st;
+        sqlite3_open(path, &h);
+        if (sqlite3_prepare_v2(h, "SELECT count(*) FROM sqlite_master", -1, &st, NULL) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW)
+            entries = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+        if (sqlite3_prepare_v2(h, "PRAGMA journal_mode", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+            snprintf(mode, sizeof mode, "%s", (const char *)sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+        sqlite3_close(h);
+        CHECK_MSG(entries == i + 1 && strcmp(mode, "delete") == 0, "someone's database changed: %d entries, %s",
+                  entries, mode);
+    }
     /* a newer schema */
     kgi_db *n = open_new("future.db");
     if (n) {
