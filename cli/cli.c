@@ -382,6 +382,17 @@ static int write_in_place(const char *path, const struct stat *sb, const void *d
     return 0;
 }
 
+int kgc_not_input(const char *what, const char *output, const char *input)
+{
+    struct stat o, i;
+    if (!output || !input || strcmp(output, "-") == 0 || stat(output, &o) != 0 || stat(input, &i) != 0 ||
+        o.st_dev != i.st_dev || o.st_ino != i.st_ino)
+        return 0;
+    fprintf(stderr, "kgen: %s '%s' is '%s', which this command reads: writing it would replace it; give another file\n",
+            what, output, input);
+    return -1;
+}
+
 int kgc_write_file(const char *path, const void *data, size_t len)
 {
     if (!path || strcmp(path, "-") == 0) {

@@ -61,6 +61,11 @@ int kgc_open(kg_context **ctx, int device, const kgc_args *args);
  * written in place, never replaced; a FIFO without a reader is an error.
  * Returns 0 or prints the error and returns -1. */
 int kgc_write_file(const char *path, const void *data, size_t len);
+/* Whether `output` (an option's file, `what` naming the option) is the
+ * same file as `input`, which the command reads: then says so and returns
+ * -1 (the caller exits 2 before writing); else 0. "-" and a file that does
+ * not exist yet are never an input. */
+int kgc_not_input(const char *what, const char *output, const char *input);
 
 /* Reads a whole file (or standard input for "-"); NULL after printing why. */
 char *kgc_slurp(const char *path, size_t *len);

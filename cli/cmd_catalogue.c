@@ -61,6 +61,8 @@ static int candidates(int argc, char **argv)
         fprintf(stderr, "kgen: catalogue candidates needs --shapes FILE (the training shapes)\n");
         goto done;
     }
+    if (kgc_not_input("-o", output, shapes) != 0)
+        goto done;
     kgi_cat_cand_opts o = {.arch = args.arch ? args.arch : 90, .per_shape = 32, .max = 32, .per_kind = 2,
                            .whole_below = 64};
     long v;
@@ -212,6 +214,9 @@ static int make(int argc, char **argv)
                         " and --max-regret choose them instead\n");
         goto done;
     }
+    /* the export is hours of GPU time; the --kernels catalogue may be rewritten (a catalogue measured again) */
+    if (kgc_not_input("-o", output, args.positional[0]) != 0)
+        goto done;
     rc = KGC_FAIL;
     if (keep) {
         if ((rc = read_catalogue("catalogue make --kernels", keep, kgc_template_path(&args), &kept)) != KGC_OK)
@@ -295,7 +300,7 @@ static int kernels(int argc, char **argv)
         fprintf(stderr, "kgen: catalogue kernels takes one CATALOGUE file and no template parameters\n");
         goto done;
     }
-    if (layout && kgc_layout("--layout", layout) != 0)
+    if ((layout && kgc_layout("--layout", layout) != 0) || kgc_not_input("-o", output, args.positional[0]) != 0)
         goto done;
     if ((rc = read_catalogue("catalogue kernels", args.positional[0], kgc_template_path(&args), &c)) != KGC_OK)
         goto done;

@@ -309,6 +309,8 @@ int kgc_cmd_explain(int argc, char **argv)
         fprintf(stderr, "kgen: explain: --db FILE goes with --from-db\n");
         goto out;
     }
+    if (kgc_not_input("--svg", svg, limits) != 0 || kgc_not_input("--svg", svg, dbpath) != 0)
+        goto out;
     snprintf(x->tmpl, sizeof x->tmpl, "%s", args.tmpl);
     if ((rc = choose_machine(ctx, &args, limits, device, &dev, x)) != KGC_OK)
         goto out;

@@ -121,6 +121,15 @@ check "kernels --layout nt: kernel 2, unmeasured in nt, left out" \
 "$KGEN" catalogue kernels "$tmp/nont2.txt" --layout tn -o "$tmp/tn.cfg"
 check "kernels --layout tn: none measured there, an empty list" test -e "$tmp/tn.cfg" -a ! -s "$tmp/tn.cfg"
 expect 2 "--layout must be nn, nt, tn or tt (got 'xx')" catalogue kernels "$tmp/rev.txt" --layout xx
+# -o onto the file a command reads: refused, the file as it was (make --kernels FILE -o FILE stays allowed)
+cp "$tmp/rev.txt" "$tmp/rev.keep"
+expect 2 "-o '$tmp/rev.txt' is '$tmp/rev.txt', which this command reads" catalogue kernels "$tmp/rev.txt" -o "$tmp/rev.txt"
+cp "$DATA" "$tmp/export.csv"
+expect 2 "which this command reads" catalogue make "$tmp/export.csv" --date 2026-11-25 -o "$tmp/export.csv"
+check "the export left as it was" cmp -s "$tmp/export.csv" "$DATA"
+check "the catalogue left as it was" cmp -s "$tmp/rev.txt" "$tmp/rev.keep"
+expect 2 "which this command reads" catalogue candidates --shapes "$tmp/shapes.txt" -o "$tmp/./shapes.txt"
+check "the shapes left as they were" grep -q '^d 2048 2048 2048$' "$tmp/shapes.txt"
 check "--kernels: its report says kept, against the fastest of them" \
     grep -q "the 3 of $tmp/rev.txt kept. kg_matmul's choice from them" "$tmp/k.err"
 # a kernel the export did not measure, another architecture's catalogue: an error naming it, nothing written

@@ -178,6 +178,11 @@ expect_bad 1 "$T/none.db" --tile 16 --arch sm_90 --from-db --db "$T/none.db"
 expect_bad 2 "1089 threads per block (33 x 33); the limit is 1024" --tile 33 --arch sm_90
 expect_bad 2 "unknown option '--frob'" --tile 16 --arch sm_90 --frob 1
 expect_bad 2 "unknown architecture sm_12" --tile 16 --arch sm_12
+# --svg onto the limits file it reads: refused, the limits file as it was
+cp "$T/seeds.limits" "$T/lim.copy"
+"$KGEN" explain --tile 16 --limits "$T/seeds.limits" --svg "$T/seeds.limits" > "$T/out" 2> "$T/err"; rc=$?
+check '[ $rc -eq 2 ] && has "$T/err" "which this command reads" && cmp -s "$T/seeds.limits" "$T/lim.copy"' \
+    "--svg onto --limits' file: exit $rc, $(cat "$T/err")"
 "$KGEN" explain --tile 16 --arch sm_90 --svg "$T/no/such/dir/r.svg" > /dev/null 2> "$T/err"; rc=$?
 check '[ $rc -eq 1 ] && has "$T/err" "cannot create"' "unwritable SVG: exit 1 with a message"
 "$KGEN" explain --tile 16 --arch sm_90 --svg "" > /dev/null 2> "$T/err"; rc=$?
