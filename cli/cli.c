@@ -143,7 +143,8 @@ int kgc_parse(kg_context *ctx, int argc, char **argv, const kgc_opt *own, int ma
     out->tmpl = "matmul";
     const char *config = NULL, *tile = NULL, *arch = NULL;
     const char *pname[64], *pval[64];
-    int np = 0;
+    int np = 0, tmpl_given = 0;
+    unsigned char seen[64] = {0}; /* own options with a value given so far: each once */
     for (int i = 1; i < argc; i++) {
         char *a = argv[i];
         const char *inl = NULL; /* value given as --opt=value */
@@ -180,6 +181,11 @@ int kgc_parse(kg_context *ctx, int argc, char **argv, const kgc_opt *own, int ma
                 break;
         if (o && o->name) {
             if (o->has_arg) {
+                size_t at = (size_t)(o - own);
+                if (at < sizeof seen && seen[at]++) {
+                    fprintf(stderr, "kgen: %s given twice\n", o->name);
+                    return KGC_USAGE;
+                }
                 TAKE(*o->value);
                 if (!(*o->value)[0]) { /* no command option takes an empty value */
                     fprintf(stderr, "kgen: %s: empty value\n", name);
@@ -192,6 +198,10 @@ int kgc_parse(kg_context *ctx, int argc, char **argv, const kgc_opt *own, int ma
                 *o->value = "1";
             }
         } else if (strcmp(name, "--template") == 0) {
+            if (tmpl_given++) {
+                fprintf(stderr, "kgen: --template given twice\n");
+                return KGC_USAGE;
+            }
             TAKE(out->tmpl);
         } else if (strcmp(name, "--template-dir") == 0) {
             if (out->template_dir) {
@@ -223,6 +233,11 @@ int kgc_parse(kg_context *ctx, int argc, char **argv, const kgc_opt *own, int ma
                 return KGC_USAGE;
             }
             pname[np] = a;
+            if (!inl && !(i + 1 < argc && !is_option(argv[i + 1]))) {
+                fprintf(stderr, "kgen: %s needs a value, or is no option of this command ('kgen help COMMAND';"
+                                " template parameters: 'kgen params')\n", name);
+                return KGC_USAGE;
+            }
             TAKE(pval[np]);
             np++;
         } else {

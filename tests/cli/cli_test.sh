@@ -83,6 +83,11 @@ expect_bad 2 "--bm: missing value" --bm ""
 expect_bad 2 "--bm: bad value '4 5'" --bm "4 5"
 expect_bad 2 "unknown option '--foo'" --foo 3
 expect_bad 2 "unknown option '-x'" -x
+expect_bad 2 "--foo needs a value, or is no option of this command" --foo
+# an option is given once: a second one is an error, not the one that wins
+expect_bad 2 "-o given twice" --tile 16 -o "$T/twice1.cu" -o "$T/twice2.cu"
+check '[ ! -e "$T/twice1.cu" ] && [ ! -e "$T/twice2.cu" ]' "-o given twice: nothing written"
+expect_bad 2 "--template given twice" --template matmul --template matmul_warp
 expect_bad 2 "bm=70 is not a multiple of tm=4" --bm 70 --tm 4
 expect_bad 2 "bn=30 is not a multiple of tn=4" --bn 30
 expect_bad 2 "1089 threads per block (33 x 33); the limit is 1024" --tile 33
