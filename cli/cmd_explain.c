@@ -331,6 +331,17 @@ int kgc_cmd_explain(int argc, char **argv)
 
     compile_for_registers(ctx, x);
     occupancy(x);
+    if (x->occ.blocks_per_sm < 1) {
+        /* shared memory and threads per block are the template's check(); registers are known once compiled */
+        char rtext[64] = "registers not known";
+        if (x->have_regs)
+            snprintf(rtext, sizeof rtext, "%d registers per thread", x->regs);
+        fprintf(stderr, "kgen: explain: %s cannot run on %s: no block fits on an SM (%d threads per block, %s;"
+                        " the SM has %d threads, %d registers)\n", x->config, x->mach.what, x->res.threads, rtext,
+                x->mach.lim.max_threads_per_sm, x->mach.lim.regs_per_sm);
+        rc = KGC_USAGE;
+        goto out;
+    }
     kgc_traffic_calc(&x->shape, x->res.tile_m, x->res.tile_n, x->res.tile_k, &x->traffic);
     analyse_accesses(ctx, x);
     roofline(x);

@@ -178,6 +178,9 @@ expect_bad 1 "$T/none.db" --tile 16 --arch sm_90 --from-db --db "$T/none.db"
 expect_bad 2 "1089 threads per block (33 x 33); the limit is 1024" --tile 33 --arch sm_90
 expect_bad 2 "unknown option '--frob'" --tile 16 --arch sm_90 --frob 1
 expect_bad 2 "unknown architecture sm_12" --tile 16 --arch sm_12
+# a machine on which no block fits (registers: known once compiled): refused, no bound predicted
+printf 'regs_per_sm = 1\n' > "$T/noregs.limits"
+expect_bad 2 "cannot run on limits file $T/noregs.limits" --tile 16 --limits "$T/noregs.limits"
 # --svg onto the limits file it reads: refused, the limits file as it was
 cp "$T/seeds.limits" "$T/lim.copy"
 "$KGEN" explain --tile 16 --limits "$T/seeds.limits" --svg "$T/seeds.limits" > "$T/out" 2> "$T/err"; rc=$?
