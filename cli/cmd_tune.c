@@ -546,6 +546,11 @@ int kgc_cmd_tune(int argc, char **argv)
         fprintf(stderr, "kgen: --arch is for --dry-run; a real run tunes the GPU it runs on\n");
         goto out;
     }
+    char nvw[160];
+    if (!kgi_nvrtc_supports(o.arch, nvw, sizeof nvw)) { /* every candidate would fail to compile */
+        fprintf(stderr, "kgen: tune: %s\n", nvw);
+        goto out;
+    }
     int nshapes = 0;
     if (shapes) {
         if (m || n || k) {

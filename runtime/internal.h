@@ -210,6 +210,9 @@ kg_status kgi_nvrtc_compile(const char *src, const char *name, int arch,
 void kgi_nvrtc_result_free(kgi_nvrtc_result *r);
 /* NVRTC's version as major*1000 + minor*10 (e.g. 13000). */
 int kgi_nvrtc_version(void);
+/* Whether this NVRTC compiles for sm_`arch`: 1, or 0 with `why` saying
+ * which architectures it does compile for. */
+int kgi_nvrtc_supports(int arch, char *why, size_t why_len);
 /* The options used for every compile (part of the cache key). */
 const char *kgi_nvrtc_options_text(int arch);
 /* Reads registers, spills, stack and shared memory out of a ptxas report. */

@@ -31,6 +31,21 @@ int kgi_nvrtc_version(void)
     return major * 1000 + minor * 10;
 }
 
+int kgi_nvrtc_supports(int arch, char *why, size_t why_len)
+{
+    int n = 0, list[128];
+    if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n < 1 || n > 128 ||
+        nvrtcGetSupportedArchs(list) != NVRTC_SUCCESS)
+        return 1; /* unknown: let the compile say */
+    for (int i = 0; i < n; i++)
+        if (list[i] == arch)
+            return 1;
+    int v = kgi_nvrtc_version();
+    snprintf(why, why_len, "NVRTC %d.%d does not compile for sm_%d (it compiles for sm_%d to sm_%d)", v / 1000,
+             v % 1000 / 10, arch, list[0], list[n - 1]);
+    return 0;
+}
+
 /* -default-device is not needed (kernels are explicit); --std is NVRTC's
  * default. The options are part of the cache key: keep them in one place. */
 #define OPT_COUNT 3
@@ -110,6 +125,11 @@ kg_status kgi_nvrtc_compile(const char *src, const char *name, int arch, kgi_nvr
 {
     memset(out, 0, sizeof *out);
     *err = NULL;
+    char why[160];
+    if (!kgi_nvrtc_supports(arch, why, sizeof why)) {
+        *err = dupf("%s%s", why, NULL);
+        return KG_ERR_COMPILE;
+    }
     double t0 = now_ms();
     nvrtcProgram prog;
     nvrtcResult rc = nvrtcCreateProgram(&prog, src, name, 0, NULL, NULL);

@@ -84,6 +84,18 @@ expect_bad 2 "--bm: bad value '4 5'" --bm "4 5"
 expect_bad 2 "unknown option '--foo'" --foo 3
 expect_bad 2 "unknown option '-x'" -x
 expect_bad 2 "--foo needs a value, or is no option of this command" --foo
+# an architecture kgen knows and this NVRTC does not compile for (sm_70 since CUDA 13): compile says which it
+# does, and tune --dry-run stops at once (exit 2) instead of failing every candidate
+"$KGEN" compile --tile 16 --arch sm_70 -o "$T/v100.cubin" > /dev/null 2> "$T/v100.err"; rc=$?
+if [ $rc -ne 0 ]; then
+    check '[ $rc -eq 1 ] && grep -q "does not compile for sm_70 (it compiles for sm_[0-9]* to sm_[0-9]*)" "$T/v100.err"' \
+        "compile for sm_70: exit $rc, $(cat "$T/v100.err")"
+    "$KGEN" tune --dry-run --arch sm_70 --m 64 --n 64 --k 64 > /dev/null 2> "$T/v100.err"; rc=$?
+    check '[ $rc -eq 2 ] && grep -q "kgen: tune: NVRTC .* does not compile for sm_70" "$T/v100.err"' \
+        "tune --dry-run for sm_70: exit $rc, $(cat "$T/v100.err")"
+else
+    echo "note: this NVRTC compiles for sm_70; the unsupported-architecture checks did not run"
+fi
 # an option is given once: a second one is an error, not the one that wins
 expect_bad 2 "-o given twice" --tile 16 -o "$T/twice1.cu" -o "$T/twice2.cu"
 check '[ ! -e "$T/twice1.cu" ] && [ ! -e "$T/twice2.cu" ]' "-o given twice: nothing written"
