@@ -498,7 +498,17 @@ static int import_json(importer *im, const char *text, const char *end, char *er
                 return -1;
             if (strcmp(name, "results") == 0)
                 break;
-            if (jscalar(&j, val, sizeof val, &null) != 0 || jexpect(&j, ',') != 0)
+            if (jscalar(&j, val, sizeof val, &null) != 0)
+                return -1;
+            /* the format's version (export writes the schema's): one this kgen reads, or none */
+            char *vend;
+            long version = strcmp(name, "kgen_tuning_db") == 0 ? strtol(val, &vend, 10) : 1;
+            if (strcmp(name, "kgen_tuning_db") == 0 && (null || *vend || version < 1 || version > KGI_DB_SCHEMA_VERSION)) {
+                snprintf(err, errlen, "JSON: kgen_tuning_db is %s; this kgen reads versions 1 to %d", null ? "null" : val,
+                         KGI_DB_SCHEMA_VERSION);
+                return -1;
+            }
+            if (jexpect(&j, ',') != 0)
                 return -1;
         }
     }

@@ -217,7 +217,9 @@ kg_status kg_matmul(kg_context *ctx, const char *layout, int m, int n, int k, fl
 /* Which configuration kg_matmul uses for a shape, and why ("tuned: exact
  * shape 4096x4096x4096 in <db>", "catalogue sm_90 (...): kernel 7 ...,
  * predicted ... from ...; runner-up ...", "no catalogue for sm_80:
- * model-only choice ..."). */
+ * model-only choice ..."). The configuration is whole or an error
+ * (KG_ERR_INVALID_ARG: config_len too small; 512 bytes hold any); a reason
+ * longer than why_len is cut and ends in "...". */
 kg_status kg_matmul_explain(kg_context *ctx, const char *layout, int m, int n, int k,
                             char *config, size_t config_len, char *why, size_t why_len);
 

@@ -466,6 +466,9 @@ kg_status kg_matmul_explain(kg_context *ctx, const char *layout, int m, int n, i
         int align = KGI_ALIGN(classes[i / 9], classes[i / 3 % 3], classes[i % 3]);
         choice *ch = kgi_map_get(&ks->choices, choice_key(lay, m, n, k, align));
         if (ch && ch->why && ch->lay == lay && ch->m == m && ch->n == n && ch->k == k && ch->align == align) {
+            if (strlen(ch->config) >= config_len)
+                return kgi_fail(ctx, KG_ERR_INVALID_ARG, "kg_matmul_explain: the configuration needs %zu bytes; config_len is %zu",
+                                strlen(ch->config) + 1, config_len);
             snprintf(config, config_len, "%s", ch->config);
             why[0] = '\0';
             note(why, why_len, "%s (recorded by kg_matmul)", ch->why);
@@ -482,6 +485,12 @@ kg_status kg_matmul_explain(kg_context *ctx, const char *layout, int m, int n, i
     kg_status st = choose(ctx, layout, &g, tmpl, sizeof tmpl, &src, w, sizeof w);
     if (st != KG_OK)
         return st;
+    if (strlen(src->config) >= config_len) {
+        st = kgi_fail(ctx, KG_ERR_INVALID_ARG, "kg_matmul_explain: the configuration needs %zu bytes; config_len is %zu",
+                      strlen(src->config) + 1, config_len);
+        kg_source_free(src);
+        return st;
+    }
     snprintf(config, config_len, "%s", src->config);
     with_template(why, why_len, tmpl, w);
     note(why, why_len, " (for minimal leading dimensions and 16-byte aligned A, B and C)");

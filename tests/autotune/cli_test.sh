@@ -172,6 +172,10 @@ check "a version-1 export (no final_ms) imports with final_ms 0" cmp -s "$tmp/ro
 "$KGEN" db import --db "$tmp/d2.db" "$tmp/e.json" >/dev/null
 "$KGEN" db export --db "$tmp/d2.db" -o "$tmp/e2.csv"
 check "JSON import gives the same rows" cmp -s "$tmp/rows.csv" "$tmp/e2.csv"
+# a JSON export of a format this kgen does not read: refused, no database made
+sed 's/"kgen_tuning_db": 2/"kgen_tuning_db": 99/' "$tmp/e.json" >"$tmp/e99.json"
+expect 1 "kgen_tuning_db is 99; this kgen reads versions 1 to 2" db import --db "$tmp/d99.db" "$tmp/e99.json"
+check "an unreadable format makes no database" test ! -e "$tmp/d99.db"
 "$KGEN" db merge --db "$tmp/d3.db" "$tmp/d.db" "$tmp/d2.db" >"$tmp/merge.out"
 check "merge adds then keeps" grep -q "2 rows added" "$tmp/merge.out"
 check "merge of the same rows keeps them" grep -q "2 kept" "$tmp/merge.out"

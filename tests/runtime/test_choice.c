@@ -71,6 +71,11 @@ int main(int argc, char **argv)
         CHECK_MSG(strncmp(small, "[template matmul_warp] ", 23) == 0 && strlen(small) == sizeof small - 1 &&
                       strcmp(small + sizeof small - 4, "...") == 0,
                   "'%s'", small);
+        /* a configuration is whole or an error, never cut */
+        char tiny[8];
+        CHECK(kg_matmul_explain(ctx, "nn", 2000, 3000, 700, tiny, sizeof tiny, small, sizeof small) ==
+              KG_ERR_INVALID_ARG);
+        CHECK_MSG(strstr(kg_last_error(ctx), "config_len is 8") != NULL, "%s", kg_last_error(ctx));
     }
     /* a measured shape: its own time */
     const char *exact[] = {"catalogue sm_90 (", ", measured at this shape", NULL};
