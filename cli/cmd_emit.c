@@ -60,8 +60,15 @@ int kgc_cmd_params(int argc, char **argv)
         const kgi_param *p = &info.param[i];
         printf("%-8s %-8s %-14s %s\n", p->name, p->dflt, p->allowed, p->doc);
     }
-    printf("\nSet them as options (--bm 128) or as --config \"bm=128 bn=128\";\n"
-           "--tile T is short for bm=bn=bk=T tm=tn=1.\n");
+    /* the example uses this template's own first parameter; --tile only where it has bm, bn, bk, tm and tn */
+    const kgi_param *p0 = info.nparams > 0 ? &info.param[0] : NULL;
+    int tiled = 0;
+    for (int i = 0; i < info.nparams; i++)
+        tiled += !strcmp(info.param[i].name, "bm") || !strcmp(info.param[i].name, "bn") ||
+                 !strcmp(info.param[i].name, "bk") || !strcmp(info.param[i].name, "tm") || !strcmp(info.param[i].name, "tn");
+    if (p0)
+        printf("\nSet them as options (--%s %s) or as --config \"%s=%s\"%s\n", p0->name, p0->dflt, p0->name, p0->dflt,
+               tiled == 5 ? ";\n--tile T is short for bm=bn=bk=T tm=tn=1." : ".");
     rc = KGC_OK;
 out:
     kg_context_close(ctx);

@@ -182,9 +182,13 @@ int main(int argc, char **argv)
             usage(stdout);
             return KGC_OK;
         }
+        if (strcmp(argv[2], "help") == 0) {
+            usage(stdout);
+            return KGC_OK;
+        }
         const command *c = find(argv[2]);
         if (!c) {
-            fprintf(stderr, "kgen: unknown command '%s'\n", argv[2]);
+            fprintf(stderr, "kgen: unknown command '%s' (see 'kgen --help')\n", argv[2]);
             return KGC_USAGE;
         }
         printf("%s\n%s", c->usage, common_usage);

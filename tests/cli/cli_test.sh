@@ -96,6 +96,10 @@ if [ $rc -ne 0 ]; then
 else
     echo "note: this NVRTC compiles for sm_70; the unsupported-architecture checks did not run"
 fi
+# params: the footer's example is the template's own; --tile only where the template has a tile
+"$KGEN" params --template matmul_skinny > "$T/params.txt"
+check 'grep -q -- "--small m" "$T/params.txt" && ! grep -q -- "--tile" "$T/params.txt"' "params footer for matmul_skinny"
+check '"$KGEN" help help | grep -q "^Usage: kgen COMMAND"' "kgen help help"
 # an option is given once: a second one is an error, not the one that wins
 expect_bad 2 "-o given twice" --tile 16 -o "$T/twice1.cu" -o "$T/twice2.cu"
 check '[ ! -e "$T/twice1.cu" ] && [ ! -e "$T/twice2.cu" ]' "-o given twice: nothing written"
