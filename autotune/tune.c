@@ -520,15 +520,15 @@ void kgi_tune_report_free(kgi_tune_report *rep)
 
 int kgi_tune_worker(int argc, char **argv)
 {
-    /* kgen tune --worker FD DEVICE [TEMPLATE_PATH [probe]] */
-    if (argc < 4)
+    /* kgen tune --worker FD DEVICE [TEMPLATE_PATH [probe]]: started by the tuner itself, never by hand */
+    char *end = NULL;
+    long fd = argc >= 4 ? strtol(argv[2], &end, 10) : -1, device = -1;
+    if (fd >= 0 && !*end)
+        device = strtol(argv[3], &end, 10);
+    if (fd < 0 || device < 0 || *end) {
+        fprintf(stderr, "kgen: tune --worker FD DEVICE is the tuner's own GPU worker, started by kgen tune;"
+                        " run kgen tune --m M --n N --k K instead\n");
         return 2;
-    char *end;
-    long fd = strtol(argv[2], &end, 10);
-    if (*end || fd < 0)
-        return 2;
-    long device = strtol(argv[3], &end, 10);
-    if (*end || device < 0)
-        return 2;
+    }
     return kgi_worker_main((int)device, (int)fd, argc > 4 ? argv[4] : NULL, argc > 5 && strcmp(argv[5], "probe") == 0);
 }

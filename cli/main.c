@@ -68,6 +68,7 @@ static const command commands[] = {
      "  --shard I/N          only slice I of N of the space (merge slices with kgen db merge)\n"
      "  --force              evaluate again what the database already has\n"
      "  --dry-run            no GPU: enumerate, check, compile, prune; print what would be timed\n"
+     "                       (without a shape: 4096 x 4096 x 4096)\n"
      "  --alpha A --beta B   the GEMM's scalars while timing (default 1, 0)\n"
      "  --max-seconds S      timing cap per candidate (default 0.25)\n"
      "  --timeout S          watchdog per candidate before its first launch ends (default 60)\n"

@@ -121,7 +121,7 @@ static void load_once(void)
         const char *why = dlerror();
         snprintf(lib.error, sizeof lib.error,
                  "cannot load the CUDA driver %s: %s; no NVIDIA driver on this machine? "
-                 "(rendering and compiling with an explicit --arch still work)",
+                 "(rendering, and compiling for a chosen architecture, still work without one)",
                  name, why ? why : "not found");
         lib.status = KG_ERR_NO_DRIVER;
         return;
