@@ -199,10 +199,13 @@ static int make(int argc, char **argv)
     if ((tol && kgc_real("--tolerance", tol, 0, 0.99, &o.tolerance)) ||
         (maxr && kgc_real("--max-regret", maxr, 1, 1000, &o.max_regret)))
         goto done;
-    int y, mo, d;
-    char z;
-    if (!date || sscanf(date, "%4d-%2d-%2d%c", &y, &mo, &d, &z) != 3 || strlen(date) != 10) {
+    char why[96];
+    if (!date) {
         fprintf(stderr, "kgen: catalogue make needs --date YYYY-MM-DD (when the times were measured)\n");
+        goto done;
+    }
+    if (kgi_catalogue_date_check(date, why, sizeof why) != 0) {
+        fprintf(stderr, "kgen: catalogue make --date: %s\n", why);
         goto done;
     }
     if ((driver && strpbrk(driver, "\n\r")) || (command && strpbrk(command, "\n\r"))) {

@@ -185,16 +185,28 @@ static int rest_field(parser *p, const char *key, const char *rest, char *out, s
     return 0;
 }
 
-static int date_field(parser *p, const char *s, char *out, size_t len)
+int kgi_catalogue_date_check(const char *s, char *err, size_t errlen)
 {
     int y, mo, d, n = 0;
     if (strlen(s) != 10 || sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3 || n != 10 || s[4] != '-' ||
-        s[7] != '-' || strspn(s, "0123456789-") != 10)
-        return fail(p, "date '%.40s' is not YYYY-MM-DD", s);
+        s[7] != '-' || strspn(s, "0123456789-") != 10) {
+        snprintf(err, errlen, "date '%.40s' is not YYYY-MM-DD", s);
+        return -1;
+    }
     static const int days[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    if (y < 2000 || mo < 1 || mo > 12 || d < 1 || d > days[mo - 1] || (mo == 2 && d == 29 && !leap))
-        return fail(p, "date %s is not a real date", s);
+    if (y < 2000 || mo < 1 || mo > 12 || d < 1 || d > days[mo - 1] || (mo == 2 && d == 29 && !leap)) {
+        snprintf(err, errlen, "date %s is not a real date", s);
+        return -1;
+    }
+    return 0;
+}
+
+static int date_field(parser *p, const char *s, char *out, size_t len)
+{
+    char why[96];
+    if (kgi_catalogue_date_check(s, why, sizeof why) != 0)
+        return fail(p, "%s", why);
     snprintf(out, len, "%s", s);
     return 0;
 }

@@ -79,6 +79,9 @@ int kgi_layout_index(const char *name);
 /* The class a leading dimension allows on its own (4, 2 or 1 floats); a
  * call's class is also bounded by its pointer's alignment. */
 int kgi_ld_class(int ld);
+/* The catalogue's rule for its `date` (YYYY-MM-DD, a real day from 2000):
+ * 0, or -1 with err saying what is wrong. */
+int kgi_catalogue_date_check(const char *s, char *err, size_t errlen);
 /* Whether kernel k's vector loads are allowed by a call's alignment. */
 int kgi_catalogue_admits(const kgi_cat_kernel *k, int align);
 /* Whether kernel j runs in `layout`: it has a time there (kg_matmul ranks

@@ -129,6 +129,9 @@ expect 2 "which this command reads" catalogue make "$tmp/export.csv" --date 2026
 check "the export left as it was" cmp -s "$tmp/export.csv" "$DATA"
 check "the catalogue left as it was" cmp -s "$tmp/rev.txt" "$tmp/rev.keep"
 expect 2 "which this command reads" catalogue candidates --shapes "$tmp/shapes.txt" -o "$tmp/./shapes.txt"
+# --date by the catalogue's own rule, at once
+expect 2 "catalogue make --date: date 2026-13-45 is not a real date" catalogue make "$DATA" --date 2026-13-45 -o "$tmp/x.txt"
+expect 2 "catalogue make --date: date '26-1-1' is not YYYY-MM-DD" catalogue make "$DATA" --date 26-1-1 -o "$tmp/x.txt"
 check "the shapes left as they were" grep -q '^d 2048 2048 2048$' "$tmp/shapes.txt"
 check "--kernels: its report says kept, against the fastest of them" \
     grep -q "the 3 of $tmp/rev.txt kept. kg_matmul's choice from them" "$tmp/k.err"
@@ -185,7 +188,7 @@ check "model: the model's order alone" sh -c "! grep -q \"the catalogue's\" '$tm
 
 # bad input: a clear message, nothing written
 expect 2 "needs --date" catalogue make "$DATA" -o "$tmp/x.txt"
-expect 2 "needs --date" catalogue make "$DATA" --date 23/11/2026 -o "$tmp/x.txt"
+expect 2 "is not YYYY-MM-DD" catalogue make "$DATA" --date 23/11/2026 -o "$tmp/x.txt"
 expect 2 "--tolerance" catalogue make "$DATA" --date 2026-11-23 --tolerance 2 -o "$tmp/x.txt"
 expect 2 "--max-regret" catalogue make "$DATA" --date 2026-11-23 --max-regret 0.5 -o "$tmp/x.txt"
 expect 2 "one EXPORT file" catalogue make --date 2026-11-23 -o "$tmp/x.txt"
