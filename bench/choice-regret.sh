@@ -44,45 +44,22 @@ if [ $# -lt 2 ] || [ $# -gt 3 ]; then
     exit 2
 fi
 CALLER=$(pwd)
-from_caller() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s\n' "$CALLER/$1" ;; esac; }
-B=$(from_caller "$1")
+ME=choice-regret.sh
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+need_build "$1"
 SHAPES=$(from_caller "$2")
 SHAPES_NAME=$2
 OUT_ARG=${3:-}
-BENCH=$B/bench/kgen-bench
-KGEN=$B/cli/kgen
-for p in "$BENCH" "$KGEN"; do
-    if [ ! -x "$p" ]; then
-        echo "choice-regret.sh: $p not found: build kgen with cuBLAS first (cmake -S . -B $1 && cmake --build $1)" >&2
-        exit 2
-    fi
-done
 if [ ! -r "$SHAPES" ] || [ ! -f "$SHAPES" ]; then
     echo "choice-regret.sh: cannot read the shape list '$SHAPES_NAME'" >&2
     exit 2
 fi
-LAYOUTS=${KGEN_BENCH_LAYOUTS:-nn nt tn tt}
-# shellcheck disable=SC2086 # split into words on purpose: a list of none is refused
-{ set -- $LAYOUTS; [ $# -gt 0 ]; } || { echo "choice-regret.sh: KGEN_BENCH_LAYOUTS: no layout named" >&2; exit 2; }
-for l in $LAYOUTS; do
-    case $l in nn|nt|tn|tt) ;; *) echo "choice-regret.sh: KGEN_BENCH_LAYOUTS: unknown layout '$l' (nn, nt, tn, tt)" >&2; exit 2 ;; esac
-done
-OUT=
-if [ -n "$OUT_ARG" ]; then
-    OUT=$(from_caller "$OUT_ARG")
-    if [ -e "$OUT" ] && { [ ! -d "$OUT" ] || [ ! -w "$OUT" ]; }; then
-        echo "choice-regret.sh: OUT_DIR '$OUT_ARG' is not a directory this user can write in" >&2
-        exit 2
-    fi
-fi
+check_layouts
+check_out_dir "$OUT_ARG"
 cd "$(dirname "$0")/.." || exit 2
 # the GPU, its architecture and the catalogue kg_matmul uses there, before anything is written
-"$BENCH" --device-name > /dev/null || exit 1
-ARCH=$("$KGEN" device 2> /dev/null | sed -n 's/.*Compute capability.*(sm_\([0-9]*\)).*/\1/p' | head -n 1)
-if [ -z "$ARCH" ]; then
-    echo "choice-regret.sh: could not read the GPU's architecture from 'kgen device'" >&2
-    exit 1
-fi
+gpu_arch
 if [ -n "${KGEN_CATALOGUE:-}" ]; then
     CAT=$(from_caller "$KGEN_CATALOGUE")
 else
@@ -96,11 +73,7 @@ fi
 # (kg_matmul takes KGEN_CATALOGUE only as its own architecture's), and given to both runs
 { [ -f "$CAT" ] && "$KGEN" catalogue kernels "$CAT" > /dev/null; } ||
     { echo "choice-regret.sh: '$CAT' is not a catalogue kgen can read" >&2; exit 2; }
-CARCH=$(sed -n 's/^arch[ 	]*\([0-9]*\)[ 	]*$/\1/p' "$CAT" | head -n 1)
-if [ "$CARCH" != "$ARCH" ]; then
-    echo "choice-regret.sh: '$CAT' is a catalogue for sm_$CARCH, and this GPU is sm_$ARCH: kg_matmul would not use it" >&2
-    exit 2
-fi
+catalogue_for_gpu "$CAT" "$CAT"
 export KGEN_CATALOGUE="$CAT"
 # a tag names one shape in the summary: a list that repeats one is refused
 dup=$(sed 's/#.*//' "$SHAPES" | awk 'NF { if (seen[$1]++) { print $1; exit } }')

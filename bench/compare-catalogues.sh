@@ -44,21 +44,13 @@ if [ $# -lt 2 ] || [ $# -gt 3 ]; then
     exit 2
 fi
 CALLER=$(pwd)
-from_caller() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s\n' "$CALLER/$1" ;; esac; }
-B=$(from_caller "$1")
+ME=compare-catalogues.sh
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+need_build "$1"
 CAT=$(from_caller "$2")
 CAT_NAME=$2
 OUT_ARG=${3:-}
-BENCH=$B/bench/kgen-bench
-if [ ! -x "$BENCH" ]; then
-    echo "compare-catalogues.sh: $BENCH not found: build kgen with cuBLAS first (cmake -S . -B $1 && cmake --build $1)" >&2
-    exit 2
-fi
-KGEN=$B/cli/kgen
-if [ ! -x "$KGEN" ]; then
-    echo "compare-catalogues.sh: $KGEN not found: build kgen first (cmake -S . -B $1 && cmake --build $1)" >&2
-    exit 2
-fi
 if [ ! -r "$CAT" ] || [ ! -f "$CAT" ]; then
     echo "compare-catalogues.sh: cannot read the catalogue '$2'" >&2
     exit 2
@@ -68,17 +60,12 @@ if ! head -n 50 "$CAT" | grep -q '^kgen-catalogue '; then
     exit 2
 fi
 SETS=${KGEN_BENCH_SETS:-grid suite heldout}
-LAYOUTS=${KGEN_BENCH_LAYOUTS:-nn nt tn tt}
 # shellcheck disable=SC2086 # split into words on purpose: a list of none is refused
 { set -- $SETS; [ $# -gt 0 ]; } || { echo "compare-catalogues.sh: KGEN_BENCH_SETS: no set named" >&2; exit 2; }
-# shellcheck disable=SC2086
-{ set -- $LAYOUTS; [ $# -gt 0 ]; } || { echo "compare-catalogues.sh: KGEN_BENCH_LAYOUTS: no layout named" >&2; exit 2; }
 for s in $SETS; do
     case $s in grid|suite|heldout) ;; *) echo "compare-catalogues.sh: KGEN_BENCH_SETS: unknown set '$s' (grid, suite, heldout)" >&2; exit 2 ;; esac
 done
-for l in $LAYOUTS; do
-    case $l in nn|nt|tn|tt) ;; *) echo "compare-catalogues.sh: KGEN_BENCH_LAYOUTS: unknown layout '$l' (nn, nt, tn, tt)" >&2; exit 2 ;; esac
-done
+check_layouts
 SEED=${KGEN_COMPARE_SEED:-$(date -u +%Y%m%d)}
 case $SEED in '' | *[!0-9]*) echo "compare-catalogues.sh: KGEN_COMPARE_SEED: not a number '$SEED'" >&2; exit 2 ;; esac
 HELD=
@@ -87,27 +74,10 @@ if [ -n "${KGEN_COMPARE_HELDOUT:-}" ]; then
     { [ -r "$HELD" ] && [ -f "$HELD" ]; } ||
         { echo "compare-catalogues.sh: KGEN_COMPARE_HELDOUT: cannot read the file '$KGEN_COMPARE_HELDOUT'" >&2; exit 2; }
 fi
-OUT=
-if [ -n "$OUT_ARG" ]; then
-    OUT=$(from_caller "$OUT_ARG")
-    if [ -e "$OUT" ] && { [ ! -d "$OUT" ] || [ ! -w "$OUT" ]; }; then
-        echo "compare-catalogues.sh: OUT_DIR '$OUT_ARG' is not a directory this user can write in" >&2
-        exit 2
-    fi
-fi
+check_out_dir "$OUT_ARG"
 # the GPU and its architecture, before anything is written
-"$BENCH" --device-name > /dev/null || exit 1
-ARCH=$("$KGEN" device 2> /dev/null | sed -n 's/.*Compute capability.*(sm_\([0-9]*\)).*/\1/p' | head -n 1)
-CARCH=$(sed -n 's/^arch[ 	]*\([0-9]*\)[ 	]*$/\1/p' "$CAT" | head -n 1)
-if [ -z "$ARCH" ]; then
-    echo "compare-catalogues.sh: could not read the GPU's architecture from 'kgen device'" >&2
-    exit 1
-fi
-if [ "$CARCH" != "$ARCH" ]; then
-    echo "compare-catalogues.sh: '$CAT_NAME' is a catalogue for sm_${CARCH:-?}, and this GPU is sm_$ARCH:" \
-        "kg_matmul would not use it here" >&2
-    exit 2
-fi
+gpu_arch
+catalogue_for_gpu "$CAT" "$CAT_NAME"
 if [ -n "$OUT" ]; then
     mkdir -p "$OUT" || exit 1
 else
