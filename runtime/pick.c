@@ -68,13 +68,21 @@ static double sq(double x) { return x * x; }
  *   stream-K pieces   a persistent grid whose last wave is partial cuts each
  *                     of its tiles into about slots / tiles pieces, but no
  *                     more than the tile has steps of K (PERSISTENT's depth),
- *                     summed one after another
+ *                     summed one after another; STREAMK_SINGLE_ADDS times as
+ *                     many where C's rows are not 16-byte vectors, whose
+ *                     pieces are added one float at a time instead of four
  * (millions of elements), coefficients >= 0, by least squares on the
  * relative error over the kernel's measured shapes in the layout.
  */
 #define NF 6
+/* Where C's rows are not whole 16-byte vectors (ldc or the pointer), a
+ * stream-K kernel adds its pieces into C one float at a time: 4 additions
+ * where a kernel with 16-byte reductions makes one. Measured (H200,
+ * docs/performance.md row 69): at 45 (shape, layout) pairs of held-out
+ * shapes where this changes the choice, 0.82x the time on geometric mean. */
+#define STREAMK_SINGLE_ADDS 4.0
 
-static void features(const kgi_cat_kernel *kk, int m, int n, int k, int sms, double *x, double *waves)
+static void features(const kgi_cat_kernel *kk, int m, int n, int k, int sms, int c_class, double *x, double *waves)
 {
     double tiles = ceil((double)m / kk->tile_m) * ceil((double)n / kk->tile_n);
     double slots = (double)(sms > 0 ? sms : 1) * (kk->bps > 0 ? kk->bps : 1);
@@ -87,6 +95,8 @@ static void features(const kgi_cat_kernel *kk, int m, int n, int k, int sms, dou
     x[3] = ((double)m * k * ceil((double)n / kk->tile_n) + (double)k * n * ceil((double)m / kk->tile_m)) * 1e-6;
     x[4] = slices > 1 ? (double)m * n * slices * 1e-6 : 0;
     x[5] = kk->persistent && partial > 0 ? fmin(ceil(slots / partial), steps) * kk->tile_m * kk->tile_n * 1e-6 : 0;
+    if (c_class != 4)
+        x[5] *= STREAMK_SINGLE_ADDS;
 }
 
 /* Least squares of sum((c.x_i - t_i) / t_i)^2 over n points with c >= 0,
@@ -219,10 +229,10 @@ int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, 
             const kgi_cat_row *row = &c->rows[r];
             if (r == skip || row->layout != layout || kgi_catalogue_time(c, r, j) <= 0)
                 continue;
-            features(kk, row->m, row->n, row->k, c->sms, xs[npts], &w);
+            int ra = kgi_natural_align(row->layout, row->m, row->n, row->k);
+            features(kk, row->m, row->n, row->k, c->sms, KGI_ALIGN_C(ra), xs[npts], &w);
             ts[npts] = kgi_catalogue_time(c, r, j);
             rs[npts++] = r;
-            int ra = kgi_natural_align(row->layout, row->m, row->n, row->k);
             double d = sq(log2(row->m) - lm) + sq(log2(row->n) - ln) + sq(log2(row->k) - lk) +
                        ALIGN_DISTANCE * ((KGI_ALIGN_A(ra) != KGI_ALIGN_A(align)) + (KGI_ALIGN_B(ra) != KGI_ALIGN_B(align)) +
                                          (KGI_ALIGN_C(ra) != KGI_ALIGN_C(align)));
@@ -248,7 +258,7 @@ int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, 
             p->near[i] = rs[near[i]];
         p->exact = dist[0] == 0;
         double x[NF], co[NF];
-        features(kk, m, n, k, sms, x, &p->waves);
+        features(kk, m, n, k, sms, KGI_ALIGN_C(align), x, &p->waves);
         if (p->exact) {
             /* measured here: the measurement, moved by the wave model to this GPU's SM count */
             p->nnear = 1;
