@@ -96,6 +96,11 @@ BEGIN {
     lm = i % 2 ? ls : lb; ln = i % 2 ? lb : ls; cap()
     printf "t%02d %d %d %d\n", i, size(lm, i), size(ln, i), size(lk, i)
   }
+  for (i = 1; i <= 32; i++) {      # M and N 16..1024, K 1024..32768: a few waves of output tiles over a deep K
+    j = i + 64                     # (weight gradients), where split-K, stream-K and their C writes decide;
+    lm = 4 + 6 * halton(j, 2); ln = 4 + 6 * halton(j, 3); lk = 10 + 5 * halton(j, 5); cap()   # later points than g
+    printf "d%02d %d %d %d\n", i, size(lm, j), size(ln, j), size(lk, j)
+  }
   n = split("96 192 320 512 896 1152 1536 2560 3072 5120", sq, " ")
   for (i = 1; i <= n; i++)
     printf "s%d %d %d %d\n", sq[i], sq[i], sq[i], sq[i]
