@@ -250,6 +250,17 @@ int kgc_cmd_run(int argc, char **argv)
      * takes their template directory and --arch (which must agree with it) */
     kgc_args args;
     rc = kgc_parse(ctx, argc, argv, own, 0, &args);
+    /* The configuration checked here too, against --arch's limits or the
+     * table's sm_90: where no GPU opens, a wrong configuration is the error
+     * to report (exit 2); where one does, its own limits decide. */
+    char bad[1024] = "";
+    kg_status rst = KG_OK;
+    if (rc == KGC_OK) {
+        kg_source *src = NULL;
+        if ((rst = kg_render(ctx, args.tmpl, args.config, &src)) != KG_OK)
+            snprintf(bad, sizeof bad, "%s", kg_last_error(ctx));
+        kg_source_free(src);
+    }
     kg_context_close(ctx);
     ctx = NULL;
     if (rc != KGC_OK)
@@ -265,6 +276,18 @@ int kgc_cmd_run(int argc, char **argv)
         (oreps && kgc_int("--reps", oreps, 1, 100000, &reps)) || (oalpha && parse_float("--alpha", oalpha, &alpha)) ||
         (obeta && parse_float("--beta", obeta, &beta)))
         return KGC_USAGE;
+    if (rst != KG_OK) {
+        int count = 0;
+        kg_context *probe;
+        kg_status pst = kg_context_open(&probe, KG_DEVICE_NONE);
+        if (pst == KG_OK)
+            pst = kg_device_count(probe, &count);
+        kg_context_close(probe);
+        if (pst != KG_OK || count <= dev) {
+            fprintf(stderr, "kgen: run: %s (and no GPU %ld to run on)\n", bad[0] ? bad : kg_strerror(rst), dev);
+            return rst == KG_ERR_CONFIG || rst == KG_ERR_INVALID_ARG ? KGC_USAGE : KGC_FAIL;
+        }
+    }
     if ((rc = kgc_open(&ctx, (int)dev, &args)) != KGC_OK)
         return rc;
     kg_kernel *kern;

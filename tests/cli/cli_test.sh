@@ -108,6 +108,14 @@ expect_bad 2 "bm=70 is not a multiple of tm=4" --bm 70 --tm 4
 expect_bad 2 "bn=30 is not a multiple of tn=4" --bn 30
 expect_bad 2 "1089 threads per block (33 x 33); the limit is 1024" --tile 33
 expect_bad 2 "the limit is 1024" --bm 256 --bn 256 --tm 2 --tn 2
+# kgen run: a wrong configuration is a usage error (exit 2) with or without a GPU; it was exit 1, the missing
+# GPU's, where there was none
+"$KGEN" run --m 64 --n 64 --k 64 --tile 33 > /dev/null 2> "$T/stderr"; rc=$?
+check '[ $rc -eq 2 ] && grep -q "1089 threads per block (33 x 33); the limit is 1024" "$T/stderr"' \
+    "kgen run --tile 33: exit $rc, $(cat "$T/stderr")"
+"$KGEN" run --m 64 --n 64 --k 64 --bm 256 --bn 256 --bk 128 --tm 8 --tn 8 > /dev/null 2> "$T/stderr"; rc=$?
+check '[ $rc -eq 2 ] && grep -q "need 263680 bytes of shared memory per block" "$T/stderr"' \
+    "kgen run over sm_90's shared memory: exit $rc, $(cat "$T/stderr")"
 expect_bad 2 "bytes of shared memory per block; the limit is 232448 (sm_90)" --bm 512 --bn 512 --bk 256 --tm 16 --tn 16
 expect_bad 2 "the limit is 65536 (sm_75)" --arch sm_75 --bm 256 --bn 256 --bk 64 --tm 16 --tn 16
 expect_bad 2 "layout: unknown value 'xy' (allowed: nn, nt, tn, tt)" --layout xy
