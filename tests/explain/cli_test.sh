@@ -174,7 +174,7 @@ expect_bad 2 "--regs must be 1..255 (got '0')" --tile 16 --arch sm_90 --regs 0
 expect_bad 2 "--m: 'abc' is not an integer" --tile 16 --arch sm_90 --m abc
 expect_bad 2 "--k must be 1..1048576" --tile 16 --arch sm_90 --k 0
 expect_bad 2 "--db FILE goes with --from-db" --tile 16 --arch sm_90 --db "$T/x.db"
-expect_bad 1 "$T/none.db" --tile 16 --arch sm_90 --from-db --db "$T/none.db"
+expect_bad 1 "no tuning database at $T/none.db yet (kgen tune or kgen db import creates it)" --tile 16 --arch sm_90 --from-db --db "$T/none.db"
 expect_bad 2 "1089 threads per block (33 x 33); the limit is 1024" --tile 33 --arch sm_90
 expect_bad 2 "unknown option '--frob'" --tile 16 --arch sm_90 --frob 1
 expect_bad 2 "unknown architecture sm_12" --tile 16 --arch sm_12
