@@ -228,6 +228,27 @@ static int make_parent_dirs(const char *path, char *err, size_t errlen)
     return 0;
 }
 
+/* A database path the user chose whose folder does not exist: said so,
+ * instead of creating the folder (a mistyped --db would make one). */
+static int missing_parent(const char *path, char *err, size_t errlen)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return 0;
+    if (slash == dir)
+        slash[1] = '\0';
+    else
+        *slash = '\0';
+    struct stat sb;
+    if (stat(dir, &sb) == 0 || errno != ENOENT)
+        return 0;
+    snprintf(err, errlen, "cannot create tuning database '%s': no folder '%s' (kgen makes the folders of its default location only)",
+             path, dir);
+    return 1;
+}
+
 static int exec_sql(kgi_db *db, const char *sql, char *err, size_t errlen)
 {
     char *msg = NULL;
@@ -297,7 +318,9 @@ kg_status kgi_db_open(const char *path, int flags, kgi_db **out, char *err, size
         *out = db;
         return KG_OK;
     }
-    if ((flags & KGI_DB_CREATE) && make_parent_dirs(path, err, errlen) != 0)
+    if ((flags & KGI_DB_CREATE) && (flags & KGI_DB_MKDIR) && make_parent_dirs(path, err, errlen) != 0)
+        goto fail;
+    if ((flags & KGI_DB_CREATE) && !(flags & KGI_DB_MKDIR) && missing_parent(path, err, errlen))
         goto fail;
     int oflags = SQLITE_OPEN_READWRITE | ((flags & KGI_DB_CREATE) ? SQLITE_OPEN_CREATE : 0);
     if (sqlite3_open_v2(path, &db->h, oflags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {

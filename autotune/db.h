@@ -31,9 +31,10 @@ typedef struct kgi_db kgi_db;
 /* The schema version, the default path and the best-first order are the
  * read side's (runtime/tunedb.h). */
 
-enum { KGI_DB_READONLY = 1, KGI_DB_CREATE = 2 };
+enum { KGI_DB_READONLY = 1, KGI_DB_CREATE = 2, KGI_DB_MKDIR = 4 };
 
-/* Opens (KGI_DB_CREATE: creating the file, its directory and the schema;
+/* Opens (KGI_DB_CREATE: creating the file and the schema, and with
+ * KGI_DB_MKDIR the folders above it, for kgen's own default location only;
  * upgrading a version-1 file) or opens read-only (kgi_tunedb_open). On
  * failure *out is NULL and err says why. */
 kg_status kgi_db_open(const char *path, int flags, kgi_db **out, char *err, size_t errlen);

@@ -381,13 +381,14 @@ static kg_status open_db(kgi_tuner *t, char *err, size_t errlen)
 {
     const kgi_tune_opts *o = t->o;
     kgi_tune_report *rep = t->rep;
+    int own = 0;
     if (o->db_path)
         snprintf(rep->db_path, sizeof rep->db_path, "%s", o->db_path);
-    else if (kgi_db_default_path(rep->db_path, sizeof rep->db_path) != 0) {
+    else if ((own = kgi_db_default_path(rep->db_path, sizeof rep->db_path)) < 0) {
         snprintf(err, errlen, "no database path: set --db, KGEN_DB, XDG_DATA_HOME or HOME");
         return KG_ERR_DB;
     }
-    kg_status st = kgi_db_open(rep->db_path, KGI_DB_CREATE, &t->db, err, errlen);
+    kg_status st = kgi_db_open(rep->db_path, KGI_DB_CREATE | (own == 1 ? KGI_DB_MKDIR : 0), &t->db, err, errlen);
     if (st != KG_OK)
         return st;
     char shard[32];

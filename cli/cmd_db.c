@@ -222,9 +222,10 @@ int kgc_cmd_db(int argc, char **argv)
         limit = (int)v;
     }
     char path[4096], err[2048];
+    int own_default = 0; /* kgen's own default location, whose folders it makes */
     if (dbpath)
         snprintf(path, sizeof path, "%s", dbpath);
-    else if (kgi_db_default_path(path, sizeof path) != 0) {
+    else if ((own_default = kgi_db_default_path(path, sizeof path)) < 0) {
         fprintf(stderr, "kgen: no database path: give --db, or set KGEN_DB, XDG_DATA_HOME or HOME\n");
         goto out;
     }
@@ -300,7 +301,8 @@ int kgc_cmd_db(int argc, char **argv)
     char made[4096] = "";
     if (writing && !existed)
         first_missing_dir(path, made, sizeof made);
-    if (kgi_db_open(path, writing ? KGI_DB_CREATE : KGI_DB_READONLY, &db, err, sizeof err) != KG_OK) {
+    if (kgi_db_open(path, writing ? KGI_DB_CREATE | (own_default == 1 ? KGI_DB_MKDIR : 0) : KGI_DB_READONLY, &db, err,
+                    sizeof err) != KG_OK) {
         fprintf(stderr, "kgen: %s\n", err);
         if (writing && !existed)
             remove_created(path, made);

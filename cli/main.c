@@ -62,7 +62,7 @@ static const command commands[] = {
      "  --time S             bound the whole run to S seconds (Ctrl-C, SIGTERM: stop now)\n"
      "  --seed S             seed for random and anneal (default 1)\n"
      "  --db FILE            database (default $KGEN_DB, $XDG_DATA_HOME/kgen/tune.db,\n"
-     "                       ~/.local/share/kgen/tune.db)\n"
+     "                       ~/.local/share/kgen/tune.db; the last two's folders are made)\n"
      "  --jobs J             compile threads (default: one per core)\n"
      "  --device D | --devices all|D1,D2,..  GPUs to time on, one worker process each\n"
      "  --shard I/N          only slice I of N of the space (merge slices with kgen db merge)\n"

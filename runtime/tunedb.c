@@ -54,10 +54,10 @@ int kgi_db_default_path(char *buf, size_t len)
         return (size_t)snprintf(buf, len, "%s", env) < len ? 0 : -1;
     const char *xdg = getenv("XDG_DATA_HOME");
     if (xdg && xdg[0] == '/') /* the XDG spec: a relative path is invalid and ignored */
-        return (size_t)snprintf(buf, len, "%s/kgen/tune.db", xdg) < len ? 0 : -1;
+        return (size_t)snprintf(buf, len, "%s/kgen/tune.db", xdg) < len ? 1 : -1;
     const char *home = getenv("HOME");
     if (home && home[0])
-        return (size_t)snprintf(buf, len, "%s/.local/share/kgen/tune.db", home) < len ? 0 : -1;
+        return (size_t)snprintf(buf, len, "%s/.local/share/kgen/tune.db", home) < len ? 1 : -1;
     return -1;
 }
 
@@ -144,7 +144,7 @@ static struct kgi_tunedb *tunedb(kg_context *ctx)
     struct kgi_tunedb *t = ctx->db;
     if (!t->tried) {
         t->tried = 1;
-        if (kgi_db_default_path(t->path, sizeof t->path) != 0)
+        if (kgi_db_default_path(t->path, sizeof t->path) < 0)
             snprintf(t->open_error, sizeof t->open_error, "no tuning database (KGEN_DB, XDG_DATA_HOME and HOME are unset)");
         else
             kgi_tunedb_open(t->path, &t->db, t->open_error, sizeof t->open_error);

@@ -25,8 +25,9 @@ struct sqlite3;
 #define KGI_DB_BEST_FIRST "final_ms <= 0, CASE WHEN final_ms > 0 THEN final_ms ELSE time_ms END"
 
 /* The default database path: $KGEN_DB, else $XDG_DATA_HOME/kgen/tune.db,
- * else $HOME/.local/share/kgen/tune.db. Returns 0, or -1 when none can be
- * formed (no HOME). */
+ * else $HOME/.local/share/kgen/tune.db. Returns 0 for $KGEN_DB (a path the
+ * user chose, like --db), 1 for kgen's own location (whose folders kgen
+ * creates: KGI_DB_MKDIR), or -1 when none can be formed (no HOME). */
 int kgi_db_default_path(char *buf, size_t len);
 
 /* meta.schema_version of an open database: the version, 0 when the tables

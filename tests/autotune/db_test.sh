@@ -40,6 +40,16 @@ grep -q "$d/xdg/kgen/tune.db" <<< "$out" || fail "absolute XDG_DATA_HOME not use
 # A good file imports (the control for the rejections below).
 run "$kgen" db import --db ok.db good.csv
 [ "$rc" -eq 0 ] || fail "good.csv: $out"
+# --db in a folder that does not exist: named, exit 1, the folder not made (a mistyped path would make one);
+# kgen's own default location gets its folders
+run "$kgen" db import --db nofolder/sub/x.db good.csv
+{ [ "$rc" -eq 1 ] && grep -q "no folder 'nofolder/sub'" <<< "$out" && [ ! -e nofolder ]; } ||
+    fail "--db in a missing folder: exit $rc, created: $(find nofolder 2> /dev/null), $out"
+run env KGEN_DB="$d/nofolder/x.db" "$kgen" db import good.csv
+{ [ "$rc" -eq 1 ] && grep -q "no folder '$d/nofolder'" <<< "$out" && [ ! -e nofolder ]; } ||
+    fail "KGEN_DB in a missing folder: exit $rc, $out"
+run env HOME="$d/home2" "$kgen" db import good.csv
+{ [ "$rc" -eq 0 ] && [ -f "$d/home2/.local/share/kgen/tune.db" ]; } || fail "the default location: exit $rc, $out"
 
 # Rejected rows: a clear message, exit 1, and no database or folder created.
 check_rejected() { # NAME FILE EXPECTED-TEXT

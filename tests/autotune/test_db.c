@@ -67,10 +67,10 @@ static void test_default_path(void)
     CHECK(kgi_db_default_path(buf, sizeof buf) == 0 && strcmp(buf, "/x/k.db") == 0);
     unsetenv("KGEN_DB");
     setenv("XDG_DATA_HOME", "/xdg", 1);
-    CHECK(kgi_db_default_path(buf, sizeof buf) == 0 && strcmp(buf, "/xdg/kgen/tune.db") == 0);
+    CHECK(kgi_db_default_path(buf, sizeof buf) == 1 && strcmp(buf, "/xdg/kgen/tune.db") == 0);
     unsetenv("XDG_DATA_HOME");
     setenv("HOME", "/home/u", 1);
-    CHECK(kgi_db_default_path(buf, sizeof buf) == 0 && strcmp(buf, "/home/u/.local/share/kgen/tune.db") == 0);
+    CHECK(kgi_db_default_path(buf, sizeof buf) == 1 && strcmp(buf, "/home/u/.local/share/kgen/tune.db") == 0);
     unsetenv("HOME");
     CHECK(kgi_db_default_path(buf, sizeof buf) == -1);
 }
@@ -78,9 +78,16 @@ static void test_default_path(void)
 static void test_roundtrip(void)
 {
     char path[512], err[512];
-    snprintf(path, sizeof path, "%s/a/b/c/t.db", dir); /* directories are created */
+    snprintf(path, sizeof path, "%s/a/b/c/t.db", dir);
     kgi_db *db;
-    CHECK_MSG(kgi_db_open(path, KGI_DB_CREATE, &db, err, sizeof err) == KG_OK, "%s", err);
+    /* a path the user chose: its missing folder is named, and not made */
+    char top[512];
+    snprintf(top, sizeof top, "%s/a", dir);
+    CHECK(kgi_db_open(path, KGI_DB_CREATE, &db, err, sizeof err) != KG_OK && db == NULL);
+    CHECK_MSG(strstr(err, "no folder '") && strstr(err, "/a/b/c'"), "%s", err);
+    CHECK(access(top, F_OK) != 0);
+    /* kgen's own default location: its folders are made */
+    CHECK_MSG(kgi_db_open(path, KGI_DB_CREATE | KGI_DB_MKDIR, &db, err, sizeof err) == KG_OK, "%s", err);
     if (!db)
         return;
     kgi_dbkey k;
