@@ -344,6 +344,16 @@ int kgc_machine_parse(const char *text, const char *name, int base_sm, kgc_machi
             line[len] = '\0';
             p += len + (p[len] == '\n');
             snprintf(where, sizeof where, "%s:%d", name, lineno);
+            /* text only: a control character (a carriage return, an escape) would reach the terminal in the
+             * report or in a message */
+            for (size_t i = 0; i < len; i++) {
+                unsigned char c = (unsigned char)line[i];
+                if ((c < 0x20 && c != '\t') || c == 0x7f) {
+                    snprintf(err, errlen, "%s: control character 0x%02X in column %zu (a limits file is text: key = value lines)",
+                             where, c, i + 1);
+                    return -1;
+                }
+            }
             char *key, *val;
             size_t klen;
             int kind = split_line(line, &key, &klen, &val);

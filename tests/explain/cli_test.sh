@@ -167,6 +167,12 @@ expect_bad 2 "$T/unknown.limits:2: unknown key 'foo'" --tile 16 --limits "$T/unk
 expect_bad 2 "$T/value.limits:1: regs_per_sm: 'lots' is not a positive integer" --tile 16 --limits "$T/value.limits"
 expect_bad 2 "regs_per_block (4096) exceeds regs_per_sm (1024)" --tile 16 --limits "$T/contra.limits"
 expect_bad 2 "max_blocks_per_sm given twice (first on line 1)" --tile 16 --limits "$T/twice.limits"
+# control characters are refused, never echoed: an escape in a value reached the report's target line
+printf 'base = sm_90\nname = x\033[31mRED\n' > "$T/escape.limits"
+printf 'regs_per_sm = 65536\r\n' > "$T/crlf.limits"
+expect_bad 2 "$T/escape.limits:2: control character 0x1B in column 9" --tile 16 --limits "$T/escape.limits"
+check '! grep -q $'"'"'\033'"'"' "$T/err" "$T/out"' "no escape byte from a limits file reaches the terminal"
+expect_bad 2 "$T/crlf.limits:1: control character 0x0D in column 20" --tile 16 --limits "$T/crlf.limits"
 expect_bad 2 "bytes of shared memory per block; the limit is 16384" --tile 64 --tm 4 --tn 4 --limits "$T/seeds.limits"
 expect_bad 2 "--limits describes the target; it cannot be combined with --device" --tile 16 --limits "$T/seeds.limits" --device 0
 expect_bad 2 "--arch names an offline target" --tile 16 --arch sm_90 --device 0
