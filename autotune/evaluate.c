@@ -42,7 +42,12 @@ static void progress(kgi_tuner *t)
         return;
     kgi_shape_report *s = t->cur;
     kgi_tune_progress p = {.shape = t->shape_index, .nshapes = t->o->nshapes, .sh = &s->sh};
-    p.done = s->evaluated;
+    /* what the budget counts (kgi_search_eval: outcomes that ran, and a dry
+     * run's would-be-timed), so that done never passes total; pruned and
+     * compile errors, free of the budget, are counted apart */
+    for (int o = 0; o < KGI_OUT_COUNT; o++)
+        if (kgi_outcome_ran((kgi_outcome)o) || o == KGI_OUT_NONE)
+            p.done += s->count[o];
     p.total = s->planned;
     for (int o = KGI_OUT_PRUNED_CHECK; o < KGI_OUT_COUNT; o++)
         p.pruned += s->count[o];

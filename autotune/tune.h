@@ -37,7 +37,9 @@ typedef struct kgi_tune_progress {
     int templates;              /* stage "space": templates in the space */
     int shape, nshapes;
     const kgi_tune_shape *sh;
-    int done, total;            /* candidates finished this shape / planned */
+    int done, total;            /* candidates that spent the budget this shape (run on the GPU, or
+                                 * taken from the database, or in a dry run would be) / planned;
+                                 * those pruned or failing to compile cost none and count apart */
     int pruned, failed, cached, timed;
     double best_ms;             /* 0: none yet */
     const char *best_tmpl, *best_config;
