@@ -78,7 +78,7 @@ static double sq(double x) { return x * x; }
 /* Where C's rows are not whole 16-byte vectors (ldc or the pointer), a
  * stream-K kernel adds its pieces into C one float at a time: 4 additions
  * where a kernel with 16-byte reductions makes one. Measured (H200,
- * docs/performance.md row 69): at 45 (shape, layout) pairs of held-out
+ * docs/performance.md row 70): at 45 (shape, layout) pairs of held-out
  * shapes where this changes the choice, 0.82x the time on geometric mean. */
 #define STREAMK_SINGLE_ADDS 4.0
 
