@@ -234,14 +234,13 @@ int kgc_cmd_db(int argc, char **argv)
     struct stat target;
     int existed = stat(path, &target) == 0;
     if (!writing && !existed && errno == ENOENT) {
-        /* Nothing tuned yet: not an error for list and show (nothing to list). */
-        if (is_export) {
-            fprintf(stderr, "kgen: no tuning database at %s yet (kgen tune or kgen db import creates it)\n", path);
+        /* Nothing tuned yet: not an error for list and show (nothing to list); export
+         * fails below with the opener's message */
+        if (!is_export) {
+            printf("%s: no tuning database yet (kgen tune or kgen db import creates it)\n", path);
+            rc = KGC_OK;
             goto out;
         }
-        printf("%s: no tuning database yet (kgen tune or kgen db import creates it)\n", path);
-        rc = KGC_OK;
-        goto out;
     }
     for (int i = 0; is_merge && existed && i < args.npositional; i++) {
         struct stat sb;

@@ -3,11 +3,9 @@
  * timed, as points for the roofline. The query lives in kgc_explain_points
  * alone: it reads the tuner's `results` table (autotune/db.c) read-only.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <sqlite3.h>
 
@@ -37,12 +35,6 @@ int kgc_explain_points(const char *path, const char *device, kgc_explain *x, kgi
             return -1;
         }
         path = def;
-    }
-    struct stat sb;
-    if (stat(path, &sb) != 0 && errno == ENOENT) {
-        /* the words of kgen db for the same case */
-        snprintf(err, errlen, "no tuning database at %s yet (kgen tune or kgen db import creates it)", path);
-        return -1;
     }
     if (kgi_db_open(path, KGI_DB_READONLY, &db, err, errlen) != KG_OK)
         return -1;

@@ -19,10 +19,12 @@
  * when the kernel's preconditions (multiples of M, N, K and of the packed
  * leading dimensions) admit the requested shape.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <sqlite3.h>
 
@@ -88,6 +90,11 @@ kg_status kgi_tunedb_open(const char *path, sqlite3 **out, char *err, size_t err
      * write removes the -wal and -shm files when it is the last to close,
      * so a truly read-only connection would leave them behind. A file it
      * may not write is opened read-only. Never created. */
+    struct stat sb;
+    if (stat(path, &sb) != 0 && errno == ENOENT) {
+        snprintf(err, errlen, "no tuning database at %s yet (kgen tune or kgen db import creates it)", path);
+        return KG_ERR_DB;
+    }
     int rc = sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK && h) {
         sqlite3_close(h);
