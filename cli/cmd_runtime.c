@@ -250,44 +250,41 @@ int kgc_cmd_run(int argc, char **argv)
      * takes their template directory and --arch (which must agree with it) */
     kgc_args args;
     rc = kgc_parse(ctx, argc, argv, own, 0, &args);
-    /* The configuration checked here too, against --arch's limits or the
-     * table's sm_90: where no GPU opens, a wrong configuration is the error
-     * to report (exit 2); where one does, its own limits decide. */
-    char bad[1024] = "";
-    kg_status rst = KG_OK;
-    if (rc == KGC_OK) {
-        kg_source *src = NULL;
-        if ((rst = kg_render(ctx, args.tmpl, args.config, &src)) != KG_OK)
-            snprintf(bad, sizeof bad, "%s", kg_last_error(ctx));
-        kg_source_free(src);
-    }
-    kg_context_close(ctx);
-    ctx = NULL;
-    if (rc != KGC_OK)
+    if (rc != KGC_OK) {
+        kg_context_close(ctx);
         return rc;
+    }
     long m, n, k, seed = 1, dev = 0, reps = 0;
     float alpha = 1.0f, beta = 0.0f;
     if (!om || !on || !ok) {
         fprintf(stderr, "kgen: run needs --m, --n and --k\n");
+        kg_context_close(ctx);
         return KGC_USAGE;
     }
     if (kgc_int("--m", om, 1, 1 << 20, &m) || kgc_int("--n", on, 1, 1 << 20, &n) || kgc_int("--k", ok, 1, 1 << 20, &k) ||
         (oseed && kgc_int("--seed", oseed, 0, 2147483647L, &seed)) || (odev && kgc_int("--device", odev, 0, 1023, &dev)) ||
         (oreps && kgc_int("--reps", oreps, 1, 100000, &reps)) || (oalpha && parse_float("--alpha", oalpha, &alpha)) ||
-        (obeta && parse_float("--beta", obeta, &beta)))
+        (obeta && parse_float("--beta", obeta, &beta))) {
+        kg_context_close(ctx);
         return KGC_USAGE;
-    if (rst != KG_OK) {
-        int count = 0;
-        kg_context *probe;
-        kg_status pst = kg_context_open(&probe, KG_DEVICE_NONE);
-        if (pst == KG_OK)
-            pst = kg_device_count(probe, &count);
-        kg_context_close(probe);
-        if (pst != KG_OK || count <= dev) {
-            fprintf(stderr, "kgen: run: %s (and no GPU %ld to run on)\n", bad[0] ? bad : kg_strerror(rst), dev);
-            return rst == KG_ERR_CONFIG || rst == KG_ERR_INVALID_ARG ? KGC_USAGE : KGC_FAIL;
+    }
+    /* No GPU to run on: the configuration is checked on this CPU context
+     * (--arch's limits, else the table's sm_90), so that a wrong one is the
+     * error reported (exit 2), not the missing GPU; with a GPU, its own
+     * limits decide below. */
+    int count = 0;
+    if (kg_device_count(ctx, &count) != KG_OK || count <= dev) {
+        kg_source *src = NULL;
+        kg_status rst = kg_render(ctx, args.tmpl, args.config, &src);
+        kg_source_free(src);
+        if (rst != KG_OK) {
+            rc = kgc_report(ctx, rst, "run");
+            kg_context_close(ctx);
+            return rc;
         }
     }
+    kg_context_close(ctx);
+    ctx = NULL;
     if ((rc = kgc_open(&ctx, (int)dev, &args)) != KGC_OK)
         return rc;
     kg_kernel *kern;
