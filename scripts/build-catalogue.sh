@@ -3,7 +3,7 @@
 #
 #   scripts/build-catalogue.sh BUILD_DIR [WORK_DIR]
 #   scripts/build-catalogue.sh --make-shapes    (rewrites catalogue/train-shapes.txt)
-#   scripts/build-catalogue.sh --roofline-shapes N EXPORT DEVICE_TXT   (step 2b's shapes, below)
+#   scripts/build-catalogue.sh --cublas-shapes N EXPORT BENCH_CSV...     (step 2b's shapes, below)
 #   scripts/build-catalogue.sh --tuned-winners CANDIDATES EXPORT TUNED  (step 2b's new candidates)
 #
 # On a GPU machine, with kgen built in BUILD_DIR (this script builds
@@ -19,6 +19,11 @@
 #      training shape in each layout (nn nt tn tt) as a GEMM called in a
 #      loop runs, verified against a float64 reference,
 #      into a fresh tuning database in WORK_DIR (default: a temporary one);
+#  2b. with KGEN_CATALOGUE_TUNE=N (below): kgen-bench times cuBLAS at the
+#      training shapes, kgen tune with its defaults runs in each layout at
+#      the N shapes (M and N above 16) where the fastest candidate falls
+#      furthest below cuBLAS, and the winners join the candidates, timed
+#      as in step 2;
 #   3. kgen db export: the measurements as CSV (WORK_DIR/measured.csv);
 #   4. kgen catalogue make: the few kernels whose choice by kg_matmul's
 #      model, each training shape left out of its own prediction, comes
@@ -109,44 +114,43 @@ BEGIN {
 }'
 }
 
-# step 2b's shapes, roofline_shapes N EXPORT DEVICE_TXT (a `kgen db export` in CSV, `kgen device`'s
-# output): for each training shape with M, N > 16 (below that matmul_skinny's whole space
-# is among the candidates) and an ideal time of 10 us or more (below it launch latency rules, not
-# the roofline), the lowest ratio of ideal to best measured time over the layouts; the N lowest
-roofline_shapes() {
-    PEAK=$(sed -n 's/^ *Peak FP32 *\([0-9.]*\) TFLOP.*/\1/p' "$3" | head -n 1)
-    BW=$(sed -n 's/^ *Peak memory bandwidth *\([0-9.]*\) GB.*/\1/p' "$3" | head -n 1)
-    if [ -z "$PEAK" ] || [ -z "$BW" ]; then
-        echo "build-catalogue.sh: could not read the peak FP32 rate and bandwidth from 'kgen device'" >&2
-        return 1
-    fi
-    sel=$(awk -F, -v peak="$PEAK" -v bw="$BW" -v f="$2" '
-NR == 1 {
-  for (i = 1; i <= NF; i++) c[$i] = i
-  split("layout m n k outcome time_ms", need, " ")
-  for (i = 1; i <= 6; i++) if (!(need[i] in c)) { printf "build-catalogue.sh: %s: no column %s\n", f, need[i] > "/dev/stderr"; bad = 1; exit 1 }
+# step 2b's shapes, cublas_shapes N EXPORT BENCH_CSV... (a `kgen db export` in CSV of the candidates'
+# times, kgen-bench's CSVs at the training shapes): for each training shape with M, N > 16 (below that
+# matmul_skinny's whole space is among the candidates), the highest ratio, over the layouts, of the
+# fastest candidate's time to cuBLAS's in kgen-bench's run; the N highest above 1 (cuBLAS is faster
+# there, so faster kernels exist; the roofline says less at small shapes, where launch latency and a
+# short grid rule, not the peaks)
+cublas_shapes() {
+    n=$1
+    shift
+    raw=$(awk -F, '
+FNR == 1 {
+  seen[FILENAME] = 1; fi++; delete c; for (i = 1; i <= NF; i++) c[$i] = i
+  if (fi == 1) split("layout m n k outcome time_ms", need, " "); else split("layout M N K cublas_ms", need, " ")
+  for (i = 1; i in need; i++) if (!(need[i] in c)) { printf "build-catalogue.sh: %s: no column %s\n", FILENAME, need[i] > "/dev/stderr"; bad = 1; exit 1 }
   next
 }
-$c["outcome"] == "ok" {
-  m = $c["m"] + 0; n = $c["n"] + 0; k = $c["k"] + 0; t = $c["time_ms"] / 1000
+fi == 1 {
+  if ($c["outcome"] != "ok" || $c["time_ms"] + 0 <= 0) next
+  s = ($c["m"] + 0) " " ($c["n"] + 0) " " ($c["k"] + 0); kl = $c["layout"] " " s; t = $c["time_ms"] + 0
+  if (!(kl in best) || t < best[kl]) best[kl] = t
+  next
+}
+{
+  m = $c["M"] + 0; n = $c["N"] + 0; t = $c["cublas_ms"] + 0
   if (m <= 16 || n <= 16 || t <= 0) next
-  ideal = 2 * m * n * k / (peak * 1e12); mem = 4 * (m * k + k * n + m * n) / (bw * 1e9)
-  if (mem > ideal) ideal = mem
-  if (ideal < 10e-6) next
-  s = m " " n " " k; kl = s " " $c["layout"]
-  if (!(kl in best) || t < best[kl]) { best[kl] = t; id[kl] = ideal; sh[kl] = s }
+  s = m " " n " " ($c["K"] + 0); kl = $c["layout"] " " s
+  if (!(kl in best)) next
+  r = best[kl] / t
+  if (r > 1 && (!(s in gap) || r > gap[s])) gap[s] = r
 }
 END {
   if (bad) exit 1
-  for (kl in best) { e = id[kl] / best[kl]; if (!(sh[kl] in eff) || e < eff[sh[kl]]) eff[sh[kl]] = e }
-  for (s in eff) printf "%.6f %s\n", eff[s], s
-}' "$2" | sort -g -k1,1 -k2,2n -k3,3n -k4,4n | head -n "$1" | awk '{ printf "tune%02d %s %s %s\n", NR, $2, $3, $4 }')
-    if [ -z "$sel" ]; then
-        echo "build-catalogue.sh: no shape of '$2' qualifies for step 2b (M and N above 16, 10 us or more" \
-            "at the roofline, a time measured ok)" >&2
-        return 1
-    fi
-    printf '%s\n' "$sel"
+  for (i = 1; i < ARGC; i++) if (!(ARGV[i] in seen)) { printf "build-catalogue.sh: %s: empty, no header line\n", ARGV[i] > "/dev/stderr"; exit 1 }
+  for (s in gap) printf "%.6f %s\n", gap[s], s
+}' "$@") || return 1
+    [ -z "$raw" ] || printf '%s\n' "$raw" | sort -k1,1gr -k2,2n -k3,3n -k4,4n | head -n "$n" |
+        awk '{ printf "tune%02d %s %s %s\n", NR, $2, $3, $4 }'
 }
 
 # step 2b's new candidates, tuned_winners CANDIDATES EXPORT TUNED (the candidates list, `kgen db export`s
@@ -186,11 +190,18 @@ if [ $# -eq 4 ] && [ "$1" = --tuned-winners ]; then
     tuned_winners "$2" "$3" "$4" || exit 1
     exit 0
 fi
-if [ $# -eq 4 ] && [ "$1" = --roofline-shapes ]; then
-    case $2 in '' | *[!0-9]* | 0) echo "build-catalogue.sh: --roofline-shapes: not a count '$2'" >&2; exit 2 ;; esac
-    set -- "$1" "$2" "$(from_caller "$3")" "$(from_caller "$4")"
-    for f in "$3" "$4"; do [ -r "$f" ] || { echo "build-catalogue.sh: cannot read '$f'" >&2; exit 2; }; done
-    roofline_shapes "$2" "$3" "$4" || exit 1
+if [ $# -ge 4 ] && [ "$1" = --cublas-shapes ]; then
+    case $2 in '' | *[!0-9]* | 0) echo "build-catalogue.sh: --cublas-shapes: not a count '$2'" >&2; exit 2 ;; esac
+    n=$2
+    shift 2
+    for f in "$@"; do
+        [ -r "$(from_caller "$f")" ] || { echo "build-catalogue.sh: cannot read '$(from_caller "$f")'" >&2; exit 2; }
+    done
+    for f in "$@"; do
+        shift
+        set -- "$@" "$(from_caller "$f")"
+    done
+    cublas_shapes "$n" "$@" || exit 1
     exit 0
 fi
 if [ $# -eq 1 ] && [ "$1" = --make-shapes ]; then
@@ -207,6 +218,7 @@ if [ $# -lt 1 ] || [ $# -gt 2 ]; then
     exit 2
 fi
 KGEN=$(from_caller "$1")/cli/kgen
+BENCH=$(from_caller "$1")/bench/kgen-bench   # step 2b's cuBLAS times
 if [ ! -x "$KGEN" ]; then
     echo "build-catalogue.sh: $KGEN not found: build kgen first (cmake -S . -B $1 && cmake --build $1)" >&2
     exit 2
@@ -354,24 +366,51 @@ time_candidates() {
     done
 }
 
+if [ "$NTUNE" -gt 0 ] && [ ! -e "$WORK/tune-shapes.txt" ] && [ ! -x "$BENCH" ]; then
+    echo "build-catalogue.sh: step 2b compares the candidates with cuBLAS through $BENCH, which is not there" \
+        "(kgen-bench is built where the CUDA toolkit has cuBLAS); KGEN_CATALOGUE_TUNE=0 leaves step 2b out" >&2
+    exit 2
+fi
 time_candidates
 if [ "$NTUNE" -gt 0 ]; then
     "$KGEN" db export --db "$WORK/build.db" --outcome ok --format csv -o "$WORK/ok.csv" || exit 1
-    if [ ! -s "$WORK/tune-shapes.txt" ]; then
-        roofline_shapes "$NTUNE" "$WORK/ok.csv" "$WORK/device.txt" > "$WORK/tune-shapes.new" || exit 1
+    if [ ! -e "$WORK/tune-shapes.txt" ]; then
+        # cuBLAS at the training shapes: kgen-bench, without a tuning database (kg_matmul's choice runs and
+        # is checked beside it), each layout's CSV kept so that a resumed run does not time it again
+        for l in $LAYOUTS; do
+            [ ! -s "$WORK/cublas-$l.csv" ] || continue
+            echo "build-catalogue.sh: cuBLAS at the training shapes in layout $l (kgen-bench)"
+            if ! "$BENCH" --no-db --shapes "$SHAPES" --layout "$l" --samples 5 --min-ms 1 \
+                --csv "$WORK/cublas-$l.tmp" > "$WORK/cublas-$l.txt" 2> "$WORK/cublas-$l.err"; then
+                echo "build-catalogue.sh: kgen-bench failed in layout $l (see $WORK/cublas-$l.err)" >&2
+                exit 1
+            fi
+            mv "$WORK/cublas-$l.tmp" "$WORK/cublas-$l.csv" || exit 1
+        done
+        set --
+        for l in $LAYOUTS; do set -- "$@" "$WORK/cublas-$l.csv"; done
+        cublas_shapes "$NTUNE" "$WORK/ok.csv" "$@" > "$WORK/tune-shapes.new" || exit 1
         mv "$WORK/tune-shapes.new" "$WORK/tune-shapes.txt" || exit 1
     fi
+    NT=$(($(wc -l < "$WORK/tune-shapes.txt")))
+    [ "$NT" -gt 0 ] || echo "build-catalogue.sh: the fastest candidate is as fast as cuBLAS at every training shape" \
+        "with M and N above 16: step 2b tunes nothing"
     for l in $LAYOUTS; do
+        [ "$NT" -gt 0 ] || break
         echo "build-catalogue.sh: kgen tune, its defaults, at $WORK/tune-shapes.txt in layout $l"
         "$KGEN" tune --shapes "$WORK/tune-shapes.txt" --layout "$l" --db "$WORK/tune.db" \
             > "$WORK/tuned-$l.txt" 2> "$WORK/tuned-$l.err" ||
             { echo "build-catalogue.sh: kgen tune failed in layout $l (see $WORK/tuned-$l.err)" >&2; exit 1; }
     done
-    "$KGEN" db export --db "$WORK/tune.db" --outcome ok --format csv -o "$WORK/tuned.csv" || exit 1
-    tuned_winners "$WORK/candidates.txt" "$WORK/ok.csv" "$WORK/tuned.csv" > "$WORK/winners.txt" || exit 1
+    if [ "$NT" -gt 0 ]; then
+        "$KGEN" db export --db "$WORK/tune.db" --outcome ok --format csv -o "$WORK/tuned.csv" || exit 1
+        tuned_winners "$WORK/candidates.txt" "$WORK/ok.csv" "$WORK/tuned.csv" > "$WORK/winners.txt" || exit 1
+    else
+        : > "$WORK/winners.txt" || exit 1
+    fi
     if [ -s "$WORK/winners.txt" ]; then
-        { echo "# kgen tune's winners (its defaults) at the $NTUNE training shapes furthest below the" \
-            "roofline, $(sed -n 's/^Device 0: "\(.*\)"/\1/p' "$WORK/device.txt" | head -n 1), $(date -u +%Y-%m-%d)"
+        { echo "# kgen tune's winners (its defaults) at the $NT training shapes furthest below cuBLAS," \
+            "$(sed -n 's/^Device 0: "\(.*\)"/\1/p' "$WORK/device.txt" | head -n 1), $(date -u +%Y-%m-%d)"
           cat "$WORK/winners.txt"; } >> "$WORK/candidates.txt" || exit 1
         echo "build-catalogue.sh: $(wc -l < "$WORK/winners.txt") tuned winners join the candidates"
         TUNED=yes
@@ -381,7 +420,7 @@ fi
 if [ -n "$TUNED" ]; then
     n=$NTUNE
     [ ! -r "$WORK/tune-shapes.txt" ] || n=$(($(wc -l < "$WORK/tune-shapes.txt")))
-    FROM="$FROM, with kgen tune's winners at $n shapes"
+    FROM="$FROM, with kgen tune's winners at $n shapes furthest below cuBLAS"
 fi
 "$KGEN" db export --db "$WORK/build.db" --format csv -o "$WORK/measured.csv" || exit 1
 "$KGEN" catalogue make "$WORK/measured.csv" ${NKERN:+--max-kernels} ${NKERN:+"$NKERN"} ${KEEP:+--kernels} ${KEEP:+"$KEEP"} --date "$DATE" \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # build_catalogue_test.sh -- scripts/build-catalogue.sh without a GPU: the
 # training shapes it writes are the committed ones, byte for byte; step 2b's
-# choice of shapes (--roofline-shapes) and of new candidates (--tuned-winners)
+# choice of shapes (--cublas-shapes) and of new candidates (--tuned-winners)
 # on small exports; bad input refused before anything runs.
 #
 #   build_catalogue_test.sh SOURCE_ROOT KGEN
@@ -22,11 +22,11 @@ check "--make-shapes exits 0" test $? = 0
 check "--make-shapes writes the committed training shapes" cmp -s "$tmp/repo/catalogue/train-shapes.txt" \
     "$SRC/catalogue/train-shapes.txt"
 
-# step 2b's shapes. An H100's peaks (66.9 TFLOP/s, 3352.3 GB/s): 4000x32x4000 (ideal 19.4 us, DRAM) at
-# 0.2 ms (its best row) is 0.097 of its roofline; 2000^3 (239 us) 0.239 in nn, its layout furthest
-# below (nt's 0.5 ms: 0.478); 3000^3 (807 us) 0.404, its refused row's 0.001 ms not counted; M = 8
-# (matmul_skinny's) and 100^3 (ideal under 10 us) are never chosen
-printf '  Peak memory bandwidth     3352.3 GB/s (2 x memory clock x bus width / 8)\n  Peak FP32    66.9 TFLOP/s (SMs x lanes x 2 x clock)\n' >"$tmp/device.txt"
+# step 2b's shapes: the fastest candidate's time over cuBLAS's, the highest over the layouts. 2000^3: nt's
+# 0.5 ms against 0.2 (2.5; nn's 1.0 against 0.8 is 1.25); 4000x32x4000: nn's 0.3 against 0.15 (2.0; tt's
+# 0.2 against 0.25 is 0.8); 3000^3: 2.0 against 1.25 (1.6; its refused row's 0.001 ms not counted, which
+# would make it 0.0008); M = 8 (matmul_skinny's, 10) is never chosen, nor 100^3 (cuBLAS slower: 0.5), nor
+# 500^3, which no candidate ran
 cat >"$tmp/export.csv" <<'CSV'
 device,layout,m,n,k,config,outcome,reason,time_ms,final_ms
 GPU,nn,2000,2000,2000,bm=64,ok,,1.0,0
@@ -38,12 +38,31 @@ GPU,nn,100,100,100,bm=64,ok,,1.0,0
 GPU,nn,3000,3000,3000,bm=64,pruned_shape,"3000x3000x3000: lda=3000, too odd",0.001,0
 GPU,nn,3000,3000,3000,bm=64,ok,,2.0,0
 CSV
-out=$(sh "$SCRIPT" --roofline-shapes 5 "$tmp/export.csv" "$tmp/device.txt")
-check "--roofline-shapes exits 0" test $? = 0
-check "the shapes furthest below the roofline first, M or N <= 16 and tiny ones left out ($out)" \
-    test "$out" = "$(printf 'tune01 4000 32 4000\ntune02 2000 2000 2000\ntune03 3000 3000 3000')"
-out=$(sh "$SCRIPT" --roofline-shapes 1 "$tmp/export.csv" "$tmp/device.txt")
-check "--roofline-shapes 1: one shape ($out)" test "$out" = "tune01 4000 32 4000"
+cat >"$tmp/bench-nn.csv" <<'CSV'
+tag,M,N,K,kgen_ms,cublas_ms,layout
+a,2000,2000,2000,0.9,0.8,nn
+b,4000,32,4000,0.3,0.15,nn
+c,8,4096,4096,0.1,0.1,nn
+d,100,100,100,0.01,2.0,nn
+e,3000,3000,3000,1.3,1.25,nn
+CSV
+cat >"$tmp/bench-nt.csv" <<'CSV'
+tag,M,N,K,kgen_ms,cublas_ms,layout
+a,2000,2000,2000,0.4,0.2,nt
+f,500,500,500,0.1,0.01,nt
+CSV
+cat >"$tmp/bench-tt.csv" <<'CSV'
+tag,M,N,K,kgen_ms,cublas_ms,layout
+b,4000,32,4000,0.3,0.25,tt
+CSV
+out=$(sh "$SCRIPT" --cublas-shapes 5 "$tmp/export.csv" "$tmp/bench-nn.csv" "$tmp/bench-nt.csv" "$tmp/bench-tt.csv")
+check "--cublas-shapes exits 0" test $? = 0
+check "the shapes furthest below cuBLAS first, M or N <= 16 and those cuBLAS is slower at left out ($out)" \
+    test "$out" = "$(printf 'tune01 2000 2000 2000\ntune02 4000 32 4000\ntune03 3000 3000 3000')"
+out=$(sh "$SCRIPT" --cublas-shapes 1 "$tmp/export.csv" "$tmp/bench-nn.csv" "$tmp/bench-nt.csv" "$tmp/bench-tt.csv")
+check "--cublas-shapes 1: one shape ($out)" test "$out" = "tune01 2000 2000 2000"
+out=$(sh "$SCRIPT" --cublas-shapes 5 "$tmp/export.csv" "$tmp/bench-tt.csv")
+check "--cublas-shapes: none where cuBLAS is slower everywhere, and exit 0 ($? '$out')" test -z "$out"
 
 # step 2b's new candidates. nn 512^3: the final stage's fastest (B, 0.9 ms) wins over a faster search time
 # (C, 0.5 ms, no final time); nt 512^3 has no final time at all: the fastest search time (E, 0.7 ms, not
@@ -71,8 +90,8 @@ check "the winners not yet candidates, each once ($(echo "$out" | tr '\n' ';'))"
 out=$(cd "$tmp" && sh "$SCRIPT" --tuned-winners cands.txt ok.csv tuned.csv)
 check "--tuned-winners reads paths relative to where it is run ($out)" \
     test "$out" = "$(printf 'matmul_warp bm=128\nmatmul_warp bm=8')"
-out=$(cd "$tmp" && sh "$SCRIPT" --roofline-shapes 1 export.csv device.txt)
-check "--roofline-shapes too ($out)" test "$out" = "tune01 4000 32 4000"
+out=$(cd "$tmp" && sh "$SCRIPT" --cublas-shapes 1 export.csv bench-nn.csv)
+check "--cublas-shapes too ($out)" test "$out" = "tune01 4000 32 4000"
 
 # bad input: exit 2 (usage) or 1, a message naming what was wrong, nothing written
 run() {
@@ -87,13 +106,15 @@ run() {
         echo "FAIL: $* exited $rc (want $code), stdout: $(cat "$tmp/out") stderr: $(cat "$tmp/err")"
     fi
 }
-run 2 "not a count '0'" sh "$SCRIPT" --roofline-shapes 0 "$tmp/export.csv" "$tmp/device.txt"
-run 2 "cannot read '$tmp/none.csv'" sh "$SCRIPT" --roofline-shapes 3 "$tmp/none.csv" "$tmp/device.txt"
+run 2 "not a count '0'" sh "$SCRIPT" --cublas-shapes 0 "$tmp/export.csv" "$tmp/bench-nn.csv"
+run 2 "cannot read '$tmp/none.csv'" sh "$SCRIPT" --cublas-shapes 3 "$tmp/export.csv" "$tmp/bench-nn.csv" "$tmp/none.csv"
+run 2 "usage: scripts/build-catalogue.sh BUILD_DIR" sh "$SCRIPT" --cublas-shapes 3 "$tmp/export.csv"
 printf 'm,n,k,time_ms\n4000,32,4000,0.2\n' >"$tmp/cols.csv"
-run 1 "cols.csv: no column layout" sh "$SCRIPT" --roofline-shapes 3 "$tmp/cols.csv" "$tmp/device.txt"
-run 1 "could not read the peak FP32 rate" sh "$SCRIPT" --roofline-shapes 3 "$tmp/export.csv" "$tmp/export.csv"
-head -n 1 "$tmp/export.csv" >"$tmp/empty.csv"
-run 1 "no shape of '$tmp/empty.csv' qualifies" sh "$SCRIPT" --roofline-shapes 3 "$tmp/empty.csv" "$tmp/device.txt"
+run 1 "cols.csv: no column layout" sh "$SCRIPT" --cublas-shapes 3 "$tmp/cols.csv" "$tmp/bench-nn.csv"
+run 1 "export.csv: no column M" sh "$SCRIPT" --cublas-shapes 3 "$tmp/export.csv" "$tmp/export.csv"
+: >"$tmp/empty.csv"
+run 1 "empty.csv: empty, no header line" sh "$SCRIPT" --cublas-shapes 3 "$tmp/export.csv" "$tmp/empty.csv" \
+    "$tmp/bench-nn.csv"
 run 2 "cannot read '$tmp/none.csv'" sh "$SCRIPT" --tuned-winners "$tmp/cands.txt" "$tmp/ok.csv" "$tmp/none.csv"
 run 1 "cols.csv: no column template" sh "$SCRIPT" --tuned-winners "$tmp/cands.txt" "$tmp/ok.csv" "$tmp/cols.csv"
 run 2 "usage: scripts/build-catalogue.sh BUILD_DIR" sh "$SCRIPT"
@@ -146,7 +167,7 @@ check "... its candidates untouched" test "$(cat "$tmp/kw/candidates.txt")" = "m
 # resumed must start with them (step 2b's winners may follow), else it is refused before any timing
 "$KGEN_BIN" catalogue kernels "$SRC/catalogue/sm_90.txt" -o "$tmp/base.cfg"
 check "kgen catalogue kernels of the committed catalogue" test -s "$tmp/base.cfg"
-KGEN_CATALOGUE_BASE="$SRC/catalogue/sm_90.txt" sh "$SCRIPT" "$tmp/d" "$tmp/bw" >"$tmp/out" 2>"$tmp/err"
+KGEN_CATALOGUE_BASE="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_TUNE=0 sh "$SCRIPT" "$tmp/d" "$tmp/bw" >"$tmp/out" 2>"$tmp/err"
 check "BASE on a fresh WORK_DIR: the stand-in's failed timing exits 1" test $? = 1
 check "... its candidates are the catalogue's kernels" cmp -s "$tmp/bw/candidates.txt" "$tmp/base.cfg"
 check "... said so" grep -q "candidates: the $(wc -l <"$tmp/base.cfg") kernels of catalogue/sm_90.txt" "$tmp/out"
@@ -154,19 +175,20 @@ check "... then timed them" test -e "$tmp/ran2"
 rm -f "$tmp/ran2"
 echo "matmul_warp bm=32 bn=32" >>"$tmp/bw/candidates.txt"
 cp "$tmp/bw/candidates.txt" "$tmp/bw.cfg"
-KGEN_CATALOGUE_BASE="$SRC/catalogue/sm_90.txt" sh "$SCRIPT" "$tmp/d" "$tmp/bw" >"$tmp/out" 2>"$tmp/err"
+KGEN_CATALOGUE_BASE="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_TUNE=0 sh "$SCRIPT" "$tmp/d" "$tmp/bw" >"$tmp/out" 2>"$tmp/err"
 check "BASE resumed with a winner after the kernels: goes on to the timing" test -e "$tmp/ran2"
 check "... its candidates kept" cmp -s "$tmp/bw/candidates.txt" "$tmp/bw.cfg"
 check "... said so" grep -q "resuming with $tmp/bw/candidates.txt (the kernels of catalogue/sm_90.txt first)" "$tmp/out"
 rm -f "$tmp/ran2"
-KGEN_CATALOGUE_BASE="$SRC/catalogue/sm_90.txt" sh "$SCRIPT" "$tmp/d" "$tmp/kw" >"$tmp/out" 2>"$tmp/err"
+KGEN_CATALOGUE_BASE="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_TUNE=0 sh "$SCRIPT" "$tmp/d" "$tmp/kw" >"$tmp/out" 2>"$tmp/err"
 check "BASE on a WORK_DIR of other candidates exits 1" test $? = 1
 check "... saying so" grep -q "candidates.txt does not start with the kernels of catalogue/sm_90.txt" "$tmp/err"
 check "... before any timing" test ! -e "$tmp/ran2"
 check "... its candidates untouched" test "$(cat "$tmp/kw/candidates.txt")" = "matmul_warp bm=64 bn=64"
 # the header's command says whether step 2b's winners are among the candidates, also where an earlier run of
 # the WORK_DIR added them (a stand-in kgen: `catalogue` the real one, `tune` and `db export` succeed doing
-# nothing but write an empty export, `catalogue make` records its arguments)
+# nothing but write an export of one row, 2000^3 nn in 1 ms by bm=64, or from tune.db (step 2b) by bm=128,
+# `catalogue make` records its arguments)
 mkdir -p "$tmp/e/cli"
 # shellcheck disable=SC2016 # the stand-in's own $1 and $@
 printf '#!/bin/sh
@@ -174,10 +196,12 @@ case "$1 $2" in
 device*) echo "  Compute capability 9.0 (sm_90)" ;;
 "catalogue make") printf "%%s\\n" "$@" > "%s/make-args" ;;
 catalogue*) exec "%s" "$@" ;;
-"db export") for a in "$@"; do [ "$prev" = -o ] && echo "device,layout,m,n,k" > "$a"; prev=$a; done ;;
+"db export") c=bm=64; case "$*" in *tune.db*) c=bm=128 ;; esac
+  for a in "$@"; do [ "$prev" = -o ] && printf "device,template,config,layout,m,n,k,outcome,time_ms,final_ms\\nGPU,matmul_warp,$c layout=nn,nn,2000,2000,2000,ok,1.0,0\\n" > "$a"; prev=$a; done ;;
+tune*) echo "$@" >> "%s/tune-args" ;;
 esac
 exit 0
-' "$tmp" "$KGEN_BIN" >"$tmp/e/cli/kgen"
+' "$tmp" "$KGEN_BIN" "$tmp" >"$tmp/e/cli/kgen"
 chmod +x "$tmp/e/cli/kgen"
 KGEN_CATALOGUE_BASE="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_TUNE=0 sh "$SCRIPT" "$tmp/e" "$tmp/ew" >"$tmp/out" 2>"$tmp/err"
 check "BASE with no tunes runs to make ($(cat "$tmp/err"))" grep -q "candidates: the kernels of catalogue/sm_90.txt)" \
@@ -188,5 +212,29 @@ printf 'tune01 100 100 100\ntune02 200 200 200\ntune03 300 300 300\n' >"$tmp/ew2
 rm -f "$tmp/make-args"
 KGEN_CATALOGUE_BASE="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_TUNE=0 sh "$SCRIPT" "$tmp/e" "$tmp/ew2" >"$tmp/out" 2>"$tmp/err"
 check "BASE resumed with winners listed: the header says so ($(grep -- "training shapes" "$tmp/make-args"))" \
-    grep -q "candidates: the kernels of catalogue/sm_90.txt, with kgen tune's winners at 3 shapes)" "$tmp/make-args"
+    grep -q "candidates: the kernels of catalogue/sm_90.txt, with kgen tune's winners at 3 shapes furthest below cuBLAS)" \
+    "$tmp/make-args"
+# step 2b needs kgen-bench (cuBLAS's times): without it, refused before any timing
+rm -f "$tmp/make-args" "$tmp/tune-args"
+KGEN_CATALOGUE_BASE="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_TUNE=2 sh "$SCRIPT" "$tmp/e" "$tmp/ew3" >"$tmp/out" 2>"$tmp/err"
+check "step 2b without kgen-bench exits 2" test $? = 2
+check "... saying so" grep -q "bench/kgen-bench, which is not there" "$tmp/err"
+check "... before any timing" test ! -e "$tmp/tune-args"
+# step 2b with a stand-in kgen-bench (cuBLAS 0.5 ms at 2000^3 nn, where the export's candidate takes 1 ms):
+# 2000^3 is tuned in each layout, its winner (tune.db's bm=128) joins the candidates, the header says so
+mkdir -p "$tmp/e/bench"
+# shellcheck disable=SC2016 # the stand-in's own $1 and $@
+printf '#!/bin/sh
+for a in "$@"; do [ "$prev" = --csv ] && printf "tag,M,N,K,cublas_ms,layout\\na,2000,2000,2000,0.5,nn\\n" > "$a"; prev=$a; done
+exit 0
+' >"$tmp/e/bench/kgen-bench"
+chmod +x "$tmp/e/bench/kgen-bench"
+KGEN_CATALOGUE_BASE="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_TUNE=2 sh "$SCRIPT" "$tmp/e" "$tmp/ew3" >"$tmp/out" 2>"$tmp/err"
+check "step 2b with kgen-bench exits 0 ($(cat "$tmp/err"))" test $? = 0
+check "... the shape furthest below cuBLAS, the one above it" test "$(cat "$tmp/ew3/tune-shapes.txt")" = "tune01 2000 2000 2000"
+check "... kgen-bench's CSVs kept for a resumed run" test -s "$tmp/ew3/cublas-tt.csv"
+check "... kgen tune with its defaults there in the four layouts" \
+    test "$(grep -c -- "--shapes $tmp/ew3/tune-shapes.txt" "$tmp/tune-args")" = 4
+check "... the winner joins the candidates" test "$(tail -n 1 "$tmp/ew3/candidates.txt")" = "matmul_warp bm=128"
+check "... the header says so" grep -q "with kgen tune's winners at 1 shapes furthest below cuBLAS)" "$tmp/make-args"
 finish
