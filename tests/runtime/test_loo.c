@@ -20,12 +20,14 @@
 #include "testutil.h"
 
 /* The committed sm_90 catalogue (236 training shapes x 4 layouts, 96 of them thin, 32 with a deep K under
- * a small output; 40 of 66 kernels, chosen by this regret with the stream-K pieces counted 4 times where
- * C's rows are not 16-byte vectors, measured 2026-11-27): geometric mean 1.0250, worst 1.46
- * (tn 3008x1x1216). The one before it (204 shapes, the same 66 kernels, 40 of them, the model before):
- * 1.0225, worst 1.46. The one before that (40 of 210 kernels,
- * kgen tune's winners among them, chosen by this regret, measured 2026-11-24): with the model's stream-K
- * pieces capped by the steps of K and neighbours aligned like the call (2026-11-25) geometric mean 1.023,
+ * a small output; 40 of 100 kernels, the 66 of the one before and kgen tune's winners at the 12 shapes
+ * furthest below cuBLAS, measured 2026-11-27): geometric mean 1.0292, worst 1.62 (tn 31x128x23488). The
+ * one before it (40 of 66 kernels, chosen by this regret with the stream-K pieces counted 4 times where
+ * C's rows are not 16-byte vectors): geometric mean 1.0250, worst 1.46 (tn 3008x1x1216). Before it
+ * (204 shapes, the same 66 kernels, 40 of them, the model before): 1.0225, worst 1.46. Before that (40
+ * of 210 kernels, kgen tune's winners among them, chosen by this regret, measured 2026-11-24): with the
+ * model's stream-K pieces capped by the steps of K and neighbours aligned like the call (2026-11-25)
+ * geometric mean 1.023,
  * worst 1.75 (nt 352x1x8416); with the cap alone 1.024, worst 1.59 (nt 3x336x7504); by the model
  * before both 1.026, worst 1.98 (nt 22x63x4758); with 40 of 156 kernels: 1.031, worst 1.59
  * (nt 3x336x7504); the one of 132 shapes and 24 of 126 kernels: 1.024, worst 1.41;
