@@ -125,7 +125,9 @@ cublas_shapes() {
     shift
     raw=$(awk -F, '
 FNR == 1 {
-  seen[FILENAME] = 1; fi++; delete c; for (i = 1; i <= NF; i++) c[$i] = i
+  # which argument this is (an empty file has no first line, so count by name, not by file)
+  while (++fi < ARGC && ARGV[fi] != FILENAME) ;
+  seen[fi] = 1; delete c; for (i = 1; i <= NF; i++) c[$i] = i
   if (fi == 1) split("layout m n k outcome time_ms", need, " "); else split("layout M N K cublas_ms", need, " ")
   for (i = 1; i in need; i++) if (!(need[i] in c)) { printf "build-catalogue.sh: %s: no column %s\n", FILENAME, need[i] > "/dev/stderr"; bad = 1; exit 1 }
   next
@@ -146,7 +148,7 @@ fi == 1 {
 }
 END {
   if (bad) exit 1
-  for (i = 1; i < ARGC; i++) if (!(ARGV[i] in seen)) { printf "build-catalogue.sh: %s: empty, no header line\n", ARGV[i] > "/dev/stderr"; exit 1 }
+  for (i = 1; i < ARGC; i++) if (!(i in seen)) { printf "build-catalogue.sh: %s: empty, no header line\n", ARGV[i] > "/dev/stderr"; exit 1 }
   for (s in gap) printf "%.6f %s\n", gap[s], s
 }' "$@") || return 1
     [ -z "$raw" ] || printf '%s\n' "$raw" | sort -k1,1gr -k2,2n -k3,3n -k4,4n | head -n "$n" |
@@ -160,22 +162,27 @@ END {
 tuned_winners() {
     w=$(awk -F, '
 FNR == 1 {
-  delete c; for (i = 1; i <= NF; i++) c[$i] = i
+  while (++fi < ARGC && ARGV[fi] != FILENAME) ;
+  seen_file[fi] = 1; delete c; for (i = 1; i <= NF; i++) c[$i] = i
   split("template config layout m n k time_ms final_ms", need, " ")
-  for (i = 1; i <= 8; i++) if (!(need[i] in c) && (FILENAME == ARGV[2] || i <= 2)) {
+  for (i = 1; i <= 8; i++) if (!(need[i] in c) && (fi == 2 || i <= 2)) {
     printf "build-catalogue.sh: %s: no column %s\n", FILENAME, need[i] > "/dev/stderr"; bad = 1; exit 1 }
   next
 }
 function kernel(cf) { sub(/ layout=[a-z]*$/, "", cf); return $c["template"] " " cf }
-FILENAME == ARGV[1] { seen[kernel($c["config"])] = 1; next }
+fi == 1 { seen[kernel($c["config"])] = 1; next }
 {
+  # a tune that was refused (an outcome other than ok) or has no time won nothing
+  if (("outcome" in c) && $c["outcome"] != "ok") next
   kl = $c["layout"] " " $c["m"] " " $c["n"] " " $c["k"]
   f = $c["final_ms"] + 0; fin = f > 0; t = fin ? f : $c["time_ms"] + 0
+  if (t <= 0) next
   if (!(kl in best) || fin > hasf[kl] || (fin == hasf[kl] && t < best[kl])) {
     best[kl] = t; hasf[kl] = fin; win[kl] = kernel($c["config"]) }
 }
 END {
   if (bad) exit 1
+  for (i = 1; i < ARGC; i++) if (!(i in seen_file)) { printf "build-catalogue.sh: %s: empty, no header line\n", ARGV[i] > "/dev/stderr"; exit 1 }
   for (kl in win) {
     w = win[kl]; if (w in seen) continue
     seen[w] = 1; print w
@@ -184,18 +191,38 @@ END {
     [ -z "$w" ] || printf '%s\n' "$w" | sort | { grep -vxF -f "$1" || true; }
 }
 
-if [ $# -eq 4 ] && [ "$1" = --tuned-winners ]; then
-    set -- "$1" "$(from_caller "$2")" "$(from_caller "$3")" "$(from_caller "$4")"
-    for f in "$2" "$3" "$4"; do [ -r "$f" ] || { echo "build-catalogue.sh: cannot read '$f'" >&2; exit 2; }; done
-    tuned_winners "$2" "$3" "$4" || exit 1
+# an input file of the modes below, from the caller's directory: readable, and a file
+input_file() {
+    f=$(from_caller "$1")
+    if [ ! -r "$f" ]; then
+        echo "build-catalogue.sh: cannot read '$f'" >&2
+        return 1
+    elif [ ! -f "$f" ]; then
+        echo "build-catalogue.sh: '$f' is not a file" >&2
+        return 1
+    fi
+    printf '%s\n' "$f"
+}
+mode_usage() {
+    echo "usage: scripts/build-catalogue.sh $1" >&2
+    exit 2
+}
+case ${1:-} in
+    --tuned-winners) [ $# -eq 4 ] || mode_usage "--tuned-winners CANDIDATES EXPORT TUNED" ;;
+    --cublas-shapes) [ $# -ge 4 ] || mode_usage "--cublas-shapes N EXPORT BENCH_CSV..." ;;
+    --make-shapes) [ $# -eq 1 ] || mode_usage "--make-shapes" ;;
+esac
+if [ "${1:-}" = --tuned-winners ]; then
+    c=$(input_file "$2") && e=$(input_file "$3") && t=$(input_file "$4") || exit 2
+    tuned_winners "$c" "$e" "$t" || exit 1
     exit 0
 fi
-if [ $# -ge 4 ] && [ "$1" = --cublas-shapes ]; then
+if [ "${1:-}" = --cublas-shapes ]; then
     case $2 in '' | *[!0-9]* | 0) echo "build-catalogue.sh: --cublas-shapes: not a count '$2'" >&2; exit 2 ;; esac
     n=$2
     shift 2
     for f in "$@"; do
-        [ -r "$(from_caller "$f")" ] || { echo "build-catalogue.sh: cannot read '$(from_caller "$f")'" >&2; exit 2; }
+        input_file "$f" > /dev/null || exit 2
     done
     for f in "$@"; do
         shift
@@ -204,7 +231,7 @@ if [ $# -ge 4 ] && [ "$1" = --cublas-shapes ]; then
     cublas_shapes "$n" "$@" || exit 1
     exit 0
 fi
-if [ $# -eq 1 ] && [ "$1" = --make-shapes ]; then
+if [ "${1:-}" = --make-shapes ]; then
     make_shapes > "$SHAPES_FILE.tmp" && mv "$SHAPES_FILE.tmp" "$SHAPES_FILE" || exit 1
     echo "build-catalogue.sh: wrote $SHAPES_FILE"
     exit 0
@@ -259,6 +286,22 @@ if [ ! -r "$SHAPES" ]; then
     echo "build-catalogue.sh: no training shapes '$SHAPES'" >&2
     exit 2
 fi
+# every setting checked before anything is made or run
+case ${KGEN_CATALOGUE_TUNE:-0} in
+    '' | *[!0-9]*) echo "build-catalogue.sh: KGEN_CATALOGUE_TUNE: not a count '$KGEN_CATALOGUE_TUNE'" >&2; exit 2 ;;
+esac
+case $NCAND in
+    '' | *[!0-9]* | 0) echo "build-catalogue.sh: KGEN_CATALOGUE_CANDIDATES: not a count '$NCAND'" >&2; exit 2 ;;
+esac
+case $NKERN in
+    *[!0-9]* | 0) echo "build-catalogue.sh: KGEN_CATALOGUE_KERNELS: not a count '$NKERN'" >&2; exit 2 ;;
+esac
+LAYOUTS=${KGEN_CATALOGUE_LAYOUTS:-nn nt tn tt}
+[ -n "$(printf '%s' "$LAYOUTS" | tr -d ' ')" ] ||
+    { echo "build-catalogue.sh: KGEN_CATALOGUE_LAYOUTS: no layout in '$LAYOUTS'" >&2; exit 2; }
+for l in $LAYOUTS; do
+    case $l in nn|nt|tn|tt) ;; *) echo "build-catalogue.sh: KGEN_CATALOGUE_LAYOUTS: unknown layout '$l'" >&2; exit 2 ;; esac
+done
 if [ $# -ge 2 ]; then
     WORK=$(from_caller "$2")
     mkdir -p "$WORK" || exit 1
@@ -266,13 +309,6 @@ else
     WORK=$(mktemp -d) || exit 1
     trap 'rm -rf "$WORK"' EXIT
 fi
-case ${KGEN_CATALOGUE_TUNE:-0} in
-    *[!0-9]*) echo "build-catalogue.sh: KGEN_CATALOGUE_TUNE: not a count '$KGEN_CATALOGUE_TUNE'" >&2; exit 2 ;;
-esac
-LAYOUTS=${KGEN_CATALOGUE_LAYOUTS:-nn nt tn tt}
-for l in $LAYOUTS; do
-    case $l in nn|nt|tn|tt) ;; *) echo "build-catalogue.sh: KGEN_CATALOGUE_LAYOUTS: unknown layout '$l'" >&2; exit 2 ;; esac
-done
 
 # the GPU: its architecture, name and driver
 "$KGEN" device > "$WORK/device.txt" || exit 1

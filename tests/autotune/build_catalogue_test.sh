@@ -67,7 +67,8 @@ check "--cublas-shapes: none where cuBLAS is slower everywhere, and exit 0 ($? '
 # step 2b's new candidates. nn 512^3: the final stage's fastest (B, 0.9 ms) wins over a faster search time
 # (C, 0.5 ms, no final time); nt 512^3 has no final time at all: the fastest search time (E, 0.7 ms, not
 # D at 0.8: the comparison must not drown the times in a large offset); nn 64^3's winner A is a measured
-# candidate already; tt 512^3's winner F is listed (not yet measured); B wins twice, listed once
+# candidate already; tt 512^3's winner F is listed (not yet measured); B wins twice, listed once; tn 256^3:
+# G (0.5 ms) wins, not H, which was refused (pruned, no time: not a time of 0)
 cat >"$tmp/ok.csv" <<'CSV'
 device,template,config,layout,m,n,k,outcome,time_ms,final_ms
 GPU,matmul_warp,bm=32 layout=nn,nn,64,64,64,ok,0.01,0
@@ -81,15 +82,17 @@ GPU,matmul_warp,bm=8 layout=nt,nt,512,512,512,ok,0.7,0
 GPU,matmul_warp,bm=32 layout=nn,nn,64,64,64,ok,0.01,0.01
 GPU,matmul_warp,bm=256 layout=tt,tt,512,512,512,ok,1.0,1.0
 GPU,matmul_warp,bm=128 layout=tn,tn,512,512,512,ok,1.0,1.0
+GPU,matmul_warp,bm=4 layout=tn,tn,256,256,256,pruned_spills,,0
+GPU,matmul_warp,bm=2 layout=tn,tn,256,256,256,ok,0.5,0
 CSV
 printf 'matmul_warp bm=32\nmatmul_warp bm=256\n' >"$tmp/cands.txt"
 out=$(sh "$SCRIPT" --tuned-winners "$tmp/cands.txt" "$tmp/ok.csv" "$tmp/tuned.csv")
 check "--tuned-winners exits 0" test $? = 0
 check "the winners not yet candidates, each once ($(echo "$out" | tr '\n' ';'))" \
-    test "$out" = "$(printf 'matmul_warp bm=128\nmatmul_warp bm=8')"
+    test "$out" = "$(printf 'matmul_warp bm=128\nmatmul_warp bm=2\nmatmul_warp bm=8')"
 out=$(cd "$tmp" && sh "$SCRIPT" --tuned-winners cands.txt ok.csv tuned.csv)
 check "--tuned-winners reads paths relative to where it is run ($out)" \
-    test "$out" = "$(printf 'matmul_warp bm=128\nmatmul_warp bm=8')"
+    test "$out" = "$(printf 'matmul_warp bm=128\nmatmul_warp bm=2\nmatmul_warp bm=8')"
 out=$(cd "$tmp" && sh "$SCRIPT" --cublas-shapes 1 export.csv bench-nn.csv)
 check "--cublas-shapes too ($out)" test "$out" = "tune01 4000 32 4000"
 
@@ -108,13 +111,23 @@ run() {
 }
 run 2 "not a count '0'" sh "$SCRIPT" --cublas-shapes 0 "$tmp/export.csv" "$tmp/bench-nn.csv"
 run 2 "cannot read '$tmp/none.csv'" sh "$SCRIPT" --cublas-shapes 3 "$tmp/export.csv" "$tmp/bench-nn.csv" "$tmp/none.csv"
-run 2 "usage: scripts/build-catalogue.sh BUILD_DIR" sh "$SCRIPT" --cublas-shapes 3 "$tmp/export.csv"
 printf 'm,n,k,time_ms\n4000,32,4000,0.2\n' >"$tmp/cols.csv"
 run 1 "cols.csv: no column layout" sh "$SCRIPT" --cublas-shapes 3 "$tmp/cols.csv" "$tmp/bench-nn.csv"
 run 1 "export.csv: no column M" sh "$SCRIPT" --cublas-shapes 3 "$tmp/export.csv" "$tmp/export.csv"
 : >"$tmp/empty.csv"
 run 1 "empty.csv: empty, no header line" sh "$SCRIPT" --cublas-shapes 3 "$tmp/export.csv" "$tmp/empty.csv" \
     "$tmp/bench-nn.csv"
+run 1 "empty.csv: empty, no header line" sh "$SCRIPT" --cublas-shapes 3 "$tmp/empty.csv" "$tmp/bench-nn.csv"
+mkdir -p "$tmp/adir"
+run 2 "'$tmp/adir' is not a file" sh "$SCRIPT" --cublas-shapes 3 "$tmp/export.csv" "$tmp/adir"
+run 2 "'$tmp/adir' is not a file" sh "$SCRIPT" --tuned-winners "$tmp/adir" "$tmp/ok.csv" "$tmp/tuned.csv"
+run 1 "empty.csv: empty, no header line" sh "$SCRIPT" --tuned-winners "$tmp/cands.txt" "$tmp/ok.csv" "$tmp/empty.csv"
+run 1 "empty.csv: empty, no header line" sh "$SCRIPT" --tuned-winners "$tmp/cands.txt" "$tmp/empty.csv" "$tmp/tuned.csv"
+run 2 "usage: scripts/build-catalogue.sh --cublas-shapes N EXPORT BENCH_CSV" sh "$SCRIPT" --cublas-shapes 3 \
+    "$tmp/export.csv"
+run 2 "usage: scripts/build-catalogue.sh --cublas-shapes N EXPORT BENCH_CSV" sh "$SCRIPT" --cublas-shapes
+run 2 "usage: scripts/build-catalogue.sh --tuned-winners CANDIDATES EXPORT TUNED" sh "$SCRIPT" --tuned-winners a b
+run 2 "usage: scripts/build-catalogue.sh --make-shapes" sh "$SCRIPT" --make-shapes extra
 run 2 "cannot read '$tmp/none.csv'" sh "$SCRIPT" --tuned-winners "$tmp/cands.txt" "$tmp/ok.csv" "$tmp/none.csv"
 run 1 "cols.csv: no column template" sh "$SCRIPT" --tuned-winners "$tmp/cands.txt" "$tmp/ok.csv" "$tmp/cols.csv"
 run 2 "usage: scripts/build-catalogue.sh BUILD_DIR" sh "$SCRIPT"
@@ -124,8 +137,12 @@ mkdir -p "$tmp/b/cli"
 printf '#!/bin/sh\ntouch "%s/ran"\nexit 1\n' "$tmp" >"$tmp/b/cli/kgen"
 chmod +x "$tmp/b/cli/kgen"
 KGEN_CATALOGUE_TUNE=abc run 2 "KGEN_CATALOGUE_TUNE: not a count 'abc'" sh "$SCRIPT" "$tmp/b" "$tmp/work"
+KGEN_CATALOGUE_KERNELS=-5 run 2 "KGEN_CATALOGUE_KERNELS: not a count '-5'" sh "$SCRIPT" "$tmp/b" "$tmp/work"
+KGEN_CATALOGUE_CANDIDATES=0 run 2 "KGEN_CATALOGUE_CANDIDATES: not a count '0'" sh "$SCRIPT" "$tmp/b" "$tmp/work"
+KGEN_CATALOGUE_LAYOUTS=" " run 2 "KGEN_CATALOGUE_LAYOUTS: no layout" sh "$SCRIPT" "$tmp/b" "$tmp/work"
 check "kgen was not run for a bad KGEN_CATALOGUE_TUNE" test ! -e "$tmp/ran"
 KGEN_CATALOGUE_LAYOUTS="nn xx" run 2 "unknown layout 'xx'" sh "$SCRIPT" "$tmp/b" "$tmp/work"
+check "a bad setting is refused before WORK_DIR is made" test ! -e "$tmp/work"
 check "kgen was not run for a bad layout" test ! -e "$tmp/ran"
 KGEN_CATALOGUE_KEEP="$tmp/none.txt" run 2 "KGEN_CATALOGUE_KEEP: '$tmp/none.txt' must be a readable catalogue" \
     sh "$SCRIPT" "$tmp/b" "$tmp/work"
@@ -138,7 +155,6 @@ KGEN_CATALOGUE_BASE="$tmp/none.txt" run 2 "KGEN_CATALOGUE_BASE: cannot read the 
     sh "$SCRIPT" "$tmp/b" "$tmp/work"
 KGEN_CATALOGUE_KEEP="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_BASE="$SRC/catalogue/sm_90.txt" \
     run 2 "no KGEN_CATALOGUE_KERNELS, KGEN_CATALOGUE_TUNE or KGEN_CATALOGUE_BASE" sh "$SCRIPT" "$tmp/b" "$tmp/work"
-mkdir -p "$tmp/adir"
 KGEN_CATALOGUE_BASE="$tmp/adir" run 2 "KGEN_CATALOGUE_BASE: cannot read the catalogue '$tmp/adir'" \
     sh "$SCRIPT" "$tmp/b" "$tmp/work"
 KGEN_CATALOGUE_KEEP="$tmp/adir" run 2 "KGEN_CATALOGUE_KEEP: '$tmp/adir' must be a readable catalogue" \
