@@ -251,7 +251,7 @@ int kgc_parse(kg_context *ctx, int argc, char **argv, const kgc_opt *own, int ma
         long sm;
         const char *num = strncmp(arch, "sm_", 3) == 0 ? arch + 3 : arch;
         char label[] = "--arch";
-        if (kgc_int(label, num, 10, 1000, &sm) != 0)
+        if (kgc_int(label, num, KGI_ARCH_MIN, KGI_ARCH_MAX, &sm) != 0)
             return KGC_USAGE;
         out->arch = (int)sm;
     }

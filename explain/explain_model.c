@@ -311,6 +311,16 @@ static int finish_machine(kgc_machine *m, const unsigned char *given, int base_s
             return -1;
         }
     }
+    if (l->sm < KGI_ARCH_MIN || l->sm > KGI_ARCH_MAX) {
+        snprintf(err, errlen, "%s: sm: %d is not an architecture number (%d-%d: 10 x major + minor, 90 for sm_90)", name,
+                 l->sm, KGI_ARCH_MIN, KGI_ARCH_MAX);
+        return -1;
+    }
+    /* a warp's lanes: a power of two (the shuffles and the access walk assume it), at most KGI_MAX_LANES */
+    if (l->warp_size > KGI_MAX_LANES || (l->warp_size & (l->warp_size - 1)) != 0) {
+        snprintf(err, errlen, "%s: warp_size: %d is not a power of two up to %d", name, l->warp_size, KGI_MAX_LANES);
+        return -1;
+    }
     if (l->max_warps_per_sm < 1) {
         snprintf(err, errlen, "%s: max_warps_per_sm must be at least 1 (max_threads_per_sm %d / warp_size %d)", name,
                  l->max_threads_per_sm, l->warp_size);

@@ -42,6 +42,10 @@
 
 /* ------------------------------------------------------------ limits */
 
+/* The architecture numbers kgen takes (`--arch sm_XY`, a limits file's
+ * `sm`): 10 x major + minor, as nvcc and NVRTC write them. */
+#define KGI_ARCH_MIN 10
+#define KGI_ARCH_MAX 1000
 /* The table entry for sm_`sm`, or NULL. */
 const kgi_limits *kgi_arch_limits(int sm);
 /* Every architecture in the table, ending with an entry whose sm is 0. */

@@ -193,6 +193,10 @@ static void test_limits_files(void)
         {"base = sm_12\n", "base: 'sm_12' is not an architecture of the table"},
         {"regs_per_sm = 1024\nregs_per_block = 2048\n", "regs_per_block (2048) exceeds regs_per_sm (1024)"},
         {"max_threads_per_sm = 512\nmax_threads_per_block = 1024\n", "max_threads_per_block (1024) exceeds max_threads_per_sm (512)"},
+        {"sm = 5\n", "seeds.limits: sm: 5 is not an architecture number (10-1000"},
+        {"sm = 1001\n", "seeds.limits: sm: 1001 is not an architecture number"},
+        {"warp_size = 7\n", "seeds.limits: warp_size: 7 is not a power of two up to 64"},
+        {"warp_size = 128\nmax_threads_per_block = 1024\n", "warp_size: 128 is not a power of two up to 64"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         err[0] = '\0';
@@ -208,6 +212,9 @@ static void test_limits_files(void)
     CHECK(fabs(m.peak_gflops - 12000) < 1e-9 && m.peak_given && fabs(m.bandwidth_gbs - 1000) < 1e-9);
     /* the seeds: 12 TFLOP/s over 1000 GB/s needs 48 FLOP per 4-byte load */
     CHECK(fabs(m.peak_gflops / m.bandwidth_gbs * 4 - 48) < 1e-9);
+    /* an architecture outside the table, a warp of 16 lanes: allowed (the file describes another device) */
+    rc = kgc_machine_parse("sm = 100\nwarp_size = 16\n", "y.limits", 90, &m, err, sizeof err);
+    CHECK_MSG(rc == 0 && m.lim.sm == 100 && m.lim.warp_size == 16, "rc %d: %s", rc, err);
     CHECK(kgc_machine_from_file("/nonexistent/limits", 90, &m, err, sizeof err) != 0 &&
           strstr(err, "cannot read limits file '/nonexistent/limits'"));
     /* table: H100's FP32 peak from its SMs, lanes and clock */
