@@ -318,6 +318,8 @@ kg_status kgi_db_open(const char *path, int flags, kgi_db **out, char *err, size
         *out = db;
         return KG_OK;
     }
+    if (kgi_tunedb_not_dir(path, err, errlen) != 0)
+        goto fail;
     if ((flags & KGI_DB_CREATE) && (flags & KGI_DB_MKDIR) && make_parent_dirs(path, err, errlen) != 0)
         goto fail;
     if ((flags & KGI_DB_CREATE) && !(flags & KGI_DB_MKDIR) && missing_parent(path, err, errlen))

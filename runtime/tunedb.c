@@ -81,6 +81,16 @@ int kgi_tunedb_schema_version(sqlite3 *h, const char *path, char *err, size_t er
     return v;
 }
 
+int kgi_tunedb_not_dir(const char *path, char *err, size_t errlen)
+{
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        snprintf(err, errlen, "'%s' is a directory, not a tuning database", path);
+        return -1;
+    }
+    return 0;
+}
+
 kg_status kgi_tunedb_open(const char *path, sqlite3 **out, char *err, size_t errlen)
 {
     sqlite3 *h = NULL;
@@ -95,6 +105,8 @@ kg_status kgi_tunedb_open(const char *path, sqlite3 **out, char *err, size_t err
         snprintf(err, errlen, "no tuning database at %s yet (kgen tune or kgen db import creates it)", path);
         return KG_ERR_DB;
     }
+    if (kgi_tunedb_not_dir(path, err, errlen) != 0)
+        return KG_ERR_DB;
     int rc = sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK && h) {
         sqlite3_close(h);

@@ -34,6 +34,10 @@ int kgi_db_default_path(char *buf, size_t len);
  * are missing, -1 with err (naming `path`) on another error. */
 int kgi_tunedb_schema_version(struct sqlite3 *h, const char *path, char *err, size_t errlen);
 
+/* 0 where `path` is not a directory; else -1 with err saying so (SQLite
+ * itself reports a directory as a disk I/O error). */
+int kgi_tunedb_not_dir(const char *path, char *err, size_t errlen);
+
 /* Opens `path` read-only (busy timeout set) and checks its schema: version
  * 1 is read through a temporary view with final_ms = 0. On failure *out is
  * NULL and err says why. */

@@ -48,6 +48,14 @@ run "$kgen" db import --db nofolder/sub/x.db good.csv
 run env KGEN_DB="$d/nofolder/x.db" "$kgen" db import good.csv
 { [ "$rc" -eq 1 ] && grep -q "no folder '$d/nofolder'" <<< "$out" && [ ! -e nofolder ]; } ||
     fail "KGEN_DB in a missing folder: exit $rc, $out"
+# --db naming a directory: said so (SQLite alone says "disk I/O error"), exit 1, for writers and readers
+mkdir -p adir
+for c in "db import --db adir good.csv" "db list --db adir" "db export --db adir"; do
+    # shellcheck disable=SC2086 # the command's words
+    run "$kgen" $c
+    { [ "$rc" -eq 1 ] && grep -q "'adir' is a directory, not a tuning database" <<< "$out"; } ||
+        fail "kgen $c: exit $rc, $out"
+done
 run env HOME="$d/home2" "$kgen" db import good.csv
 { [ "$rc" -eq 0 ] && [ -f "$d/home2/.local/share/kgen/tune.db" ]; } || fail "the default location: exit $rc, $out"
 
