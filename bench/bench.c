@@ -32,9 +32,12 @@
  * a bounds=0 kernel on a shape that is not a multiple of its tile) is
  * reported as skipped for that shape. Exit status: 0 all correct; 1 a wrong
  * result or a failure (no GPU: the message starts "kgen-bench: no GPU:"); 2
- * bad input, found before any GPU work. With --csv the file is written at
- * the end (temporary file, then rename) once every shape has run, wrong
- * results marked in its `ok` column; a run that fails part-way writes none.
+ * bad input, found before any GPU work (the --csv path too: its folder must
+ * exist and be writable). With --csv the file is written at the end, as kgen
+ * writes its files (common/write_file.c: a temporary file of a fresh name,
+ * then rename; through a symbolic link; a device in place), once every
+ * shape has run, wrong results marked in its `ok` column; a run that fails
+ * part-way writes none.
  */
 #include <math.h>
 #include <pthread.h>
@@ -46,6 +49,7 @@
 #include "bench_opts.h"
 #include "bench_util.h"
 #include "kgen.h"
+#include "write_file.h"
 
 #ifndef KGEN_SOURCE_DIR
 #define KGEN_SOURCE_DIR "."
@@ -294,19 +298,6 @@ static int get_kernels(bench *b)
     return 0;
 }
 
-static int write_csv(const char *path, const char *table, size_t len)
-{
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f || fwrite(table, 1, len, f) != len || fclose(f) != 0 || rename(tmp, path) != 0) {
-        fprintf(stderr, "kgen-bench: cannot write %s\n", path);
-        remove(tmp);
-        return -1;
-    }
-    return 0;
-}
-
 /* Opens the GPU; 0, or the exit status after printing why. */
 static int open_device(bench *b)
 {
@@ -349,7 +340,9 @@ int main(int argc, char **argv)
     const char *shapes_path = find_shapes(o.shapes);
     char *table = NULL; /* the CSV text, written at the end */
     size_t table_len = 0;
-    if (kgb_load_specs(&o) || (ns = kgb_read_shapes(shapes_path, &shapes)) < 0) {
+    if (kgw_not_input("kgen-bench", "--csv", o.csv, shapes_path) ||
+        kgw_not_input("kgen-bench", "--csv", o.csv, o.configs) || kgb_load_specs(&o) ||
+        (ns = kgb_read_shapes(shapes_path, &shapes)) < 0) {
         rc = 2;
         goto out;
     }
@@ -397,7 +390,7 @@ out:
     if (b.csv)
         fclose(b.csv);
     if (o.csv && table && completed == total && total > 0) {
-        if (write_csv(o.csv, table, table_len))
+        if (kgw_write_file("kgen-bench", o.csv, table, table_len))
             rc = 1;
     } else if (o.csv && total > 0) {
         fprintf(stderr, "kgen-bench: %s not written: the run stopped after %d of %d shapes and layouts\n", o.csv,

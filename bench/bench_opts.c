@@ -10,6 +10,7 @@
 
 #include "bench_opts.h"
 #include "kgen.h"
+#include "write_file.h"
 
 static const char *const all_layouts[4] = {"nn", "nt", "tn", "tt"};
 
@@ -73,6 +74,19 @@ static int number(const char *opt, const char *v, double *out)
     return 0;
 }
 
+/* A number option with a range: the message names the option, what it
+ * takes and the text given, so each option is told apart. */
+static int ranged(const char *opt, const char *v, double lo, double hi, int whole, const char *what, double *out)
+{
+    if (number(opt, v, out))
+        return -1;
+    if (!(*out >= lo && *out <= hi) || (whole && *out != (long)*out)) {
+        fprintf(stderr, "kgen-bench: %s must be %s %g..%g (got '%s')\n", opt, what, lo, hi, v);
+        return -1;
+    }
+    return 0;
+}
+
 int kgb_parse(int argc, char **argv, kgb_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -83,6 +97,12 @@ int kgb_parse(int argc, char **argv, kgb_opts *o)
     o->min_ms = 2.0;
     o->alpha = 1.0f;
     double samples = 15, device = 0, ld_mult = 1, alpha = 1, beta = 0;
+    static const char *const valued[] = {"--shapes", "--csv",     "--layout", "--template", "--config",
+                                         "--configs", "--samples", "--device", "--min-ms",   "--alpha",
+                                         "--beta",   "--ld-multiple"};
+    /* Each valued option once: a second one would silently replace the
+     * first (a --config meant to add a kernel, a --csv meant to add a file). */
+    unsigned char seen[sizeof valued / sizeof *valued] = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -101,14 +121,15 @@ int kgb_parse(int argc, char **argv, kgb_opts *o)
             fprintf(stderr, "kgen-bench: unexpected argument '%s' (see --help)\n", a);
             return -1;
         }
-        static const char *const valued[] = {"--shapes", "--csv",     "--layout", "--template", "--config",
-                                             "--configs", "--samples", "--device", "--min-ms",   "--alpha",
-                                             "--beta",   "--ld-multiple"};
-        int known = 0;
-        for (size_t j = 0; j < sizeof valued / sizeof *valued; j++)
-            known |= strcmp(a, valued[j]) == 0;
-        if (!known) {
+        size_t at = 0;
+        while (at < sizeof valued / sizeof *valued && strcmp(a, valued[at]) != 0)
+            at++;
+        if (at == sizeof valued / sizeof *valued) {
             fprintf(stderr, "kgen-bench: unknown option '%s' (see --help)\n", a);
+            return -1;
+        }
+        if (seen[at]++) {
+            fprintf(stderr, "kgen-bench: %s given twice\n", a);
             return -1;
         }
         if (i + 1 >= argc) {
@@ -123,25 +144,14 @@ int kgb_parse(int argc, char **argv, kgb_opts *o)
         else if (strcmp(a, "--config") == 0) o->config = v;
         else if (strcmp(a, "--configs") == 0) o->configs = v;
         else if (strcmp(a, "--layout") == 0) rc = parse_layout(v, o);
-        else if (strcmp(a, "--samples") == 0) rc = number(a, v, &samples);
-        else if (strcmp(a, "--device") == 0) rc = number(a, v, &device);
-        else if (strcmp(a, "--min-ms") == 0) rc = number(a, v, &o->min_ms);
-        else if (strcmp(a, "--alpha") == 0) rc = number(a, v, &alpha);
-        else if (strcmp(a, "--beta") == 0) rc = number(a, v, &beta);
-        else rc = number(a, v, &ld_mult); /* --ld-multiple */
+        else if (strcmp(a, "--samples") == 0) rc = ranged(a, v, 1, 1000, 1, "a whole number", &samples);
+        else if (strcmp(a, "--device") == 0) rc = ranged(a, v, 0, 1024, 1, "a GPU number", &device);
+        else if (strcmp(a, "--min-ms") == 0) rc = ranged(a, v, 0, 1000, 0, "a number in", &o->min_ms);
+        else if (strcmp(a, "--alpha") == 0) rc = ranged(a, v, -1e30, 1e30, 0, "a finite float in", &alpha);
+        else if (strcmp(a, "--beta") == 0) rc = ranged(a, v, -1e30, 1e30, 0, "a finite float in", &beta);
+        else rc = ranged(a, v, 1, 1024, 1, "a whole number", &ld_mult); /* --ld-multiple */
         if (rc)
             return -1;
-    }
-    if (!(samples >= 1 && samples <= 1000 && samples == (int)samples) ||
-        !(device >= 0 && device <= 1024 && device == (int)device) || !(o->min_ms >= 0.0 && o->min_ms <= 1000.0) ||
-        !(ld_mult >= 1 && ld_mult <= 1024 && ld_mult == (int)ld_mult)) {
-        fprintf(stderr, "kgen-bench: --samples must be 1..1000, --device a GPU number >= 0, --min-ms 0..1000, "
-                        "--ld-multiple 1..1024\n");
-        return -1;
-    }
-    if (!(alpha > -1e30 && alpha < 1e30 && beta > -1e30 && beta < 1e30)) {
-        fprintf(stderr, "kgen-bench: --alpha and --beta must be finite floats\n");
-        return -1;
     }
     o->samples = (int)samples, o->device = (int)device, o->ld_mult = (int)ld_mult;
     o->alpha = (float)alpha, o->beta = (float)beta;
@@ -154,6 +164,10 @@ int kgb_parse(int argc, char **argv, kgb_opts *o)
                         "without --template and --config\n");
         return -1;
     }
+    /* The CSV is written at the end of a run of minutes: a path that cannot
+     * be written is bad input, found now. */
+    if (o->csv && kgw_check_output("kgen-bench", "--csv", o->csv))
+        return -1;
     return 0;
 }
 

@@ -48,8 +48,9 @@ int kgb_read_shapes(const char *path, kgb_shape **out)
     }
     kgb_shape *list = NULL;
     int n = 0, cap = 0, lineno = 0;
-    char line[512];
-    while (fgets(line, sizeof line, f)) {
+    char *line = NULL; /* a whole line, however long: no tail read as a line of its own */
+    size_t line_cap = 0;
+    while (getline(&line, &line_cap, f) >= 0) {
         lineno++;
         char *hash = strchr(line, '#');
         if (hash)
@@ -71,6 +72,15 @@ int kgb_read_shapes(const char *path, kgb_shape **out)
             goto fail;
         }
         snprintf(s.tag, sizeof s.tag, "%s", tok[0]);
+        s.line = lineno;
+        /* The CSV and kgen-bench-plot tell shapes apart by their tag: a
+         * second shape under one tag would vanish from the chart. */
+        for (int i = 0; i < n; i++)
+            if (strcmp(list[i].tag, s.tag) == 0) {
+                fprintf(stderr, "kgen-bench: %s:%d: tag '%s' given twice (first on line %d); each shape needs a "
+                        "tag of its own\n", path, lineno, s.tag, list[i].line);
+                goto fail;
+            }
         if (parse_size(tok[1], 1, &s.m) || parse_size(tok[2], 1, &s.n) || parse_size(tok[3], 1, &s.k)) {
             fprintf(stderr, "kgen-bench: %s:%d: expected 'tag M N K' with M, N, K >= 1 and at most 2147483647 (got '%s %s %s')\n", path,
                     lineno, tok[1], tok[2], tok[3]);
@@ -97,6 +107,7 @@ int kgb_read_shapes(const char *path, kgb_shape **out)
         goto fail;
     }
     fclose(f);
+    free(line);
     if (n == 0) {
         fprintf(stderr, "kgen-bench: %s: no shapes\n", path);
         free(list);
@@ -106,6 +117,7 @@ int kgb_read_shapes(const char *path, kgb_shape **out)
     return n;
 fail:
     fclose(f);
+    free(line);
     free(list);
     return -1;
 }

@@ -22,12 +22,13 @@ typedef struct kgb_shape {
     char tag[32];
     int m, n, k;
     int lda, ldb, ldc;
+    int line;              /* its line in the shapes file, for messages */
 } kgb_shape;
 
 /* Reads a shapes file ('#' starts a comment; M, N, K >= 1; the three
- * leading dimensions are optional, all or none). Returns the number of
- * shapes (> 0) and a malloc'd array in *out, or -1 after printing what was
- * wrong (the file and line). */
+ * leading dimensions are optional, all or none; each tag once). Returns
+ * the number of shapes (> 0) and a malloc'd array in *out, or -1 after
+ * printing what was wrong (the file and line). */
 int kgb_read_shapes(const char *path, kgb_shape **out);
 
 /* The packed leading dimensions of op(A), op(B) and C in `layout` ("nn",

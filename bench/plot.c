@@ -8,13 +8,19 @@
  * nt, tn, tt: a colour each); y: the ratio kgen speed / cuBLAS speed, with
  * a dashed line at 1.0 (above it kgen is faster). The legend gives each
  * layout's geometric mean. Columns are found by name in each file's header
- * (tag, layout, ratio; ok where present): a wrong result (ok = 0) is drawn
- * as an empty red bar. Where a file holds several rows for one shape and
- * layout (kgen-bench --configs), the best ratio is drawn.
+ * (tag, layout, ratio; ok, M, N, K, lda, ldb, ldc, template and config where
+ * present): a wrong result (ok = 0) is drawn as an empty red bar. Where the
+ * files hold several kernels for one shape and layout (kgen-bench
+ * --configs: rows that differ in template or config), the best ratio is
+ * drawn. A bar stands for one shape, so a tag that names two shapes (rows
+ * that differ in M, N, K or a leading dimension) and one kernel measured
+ * twice are refused, naming both rows, rather than one of them dropped.
+ * The SVG is written as kgen writes its files (common/write_file.c).
  *
  * Exit status: 0 written; 1 the output could not be written; 2 bad input
- * (usage, an unreadable file, a missing column, a ratio that is not a
- * positive number), no output written.
+ * (usage, an -o path that cannot be written, an unreadable file, a missing
+ * column, a ratio that is not a positive number, a tag for two shapes, a
+ * repeated row), no output written.
  */
 #include <errno.h>
 #include <math.h>
@@ -22,15 +28,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "write_file.h"
+
 #define MAX_SHAPES 512
 #define MAX_FIELDS 64
 
 static const char *const layouts[4] = {"nn", "nt", "tn", "tt"};
 static const char *const colours[4] = {"#4c72b0", "#dd8452", "#55a868", "#c44e52"};
 
+/* A row already read for a shape and layout: where it is, and the kernel
+ * it measured (template and config). */
+typedef struct seen_row {
+    char *kernel;
+    const char *path;
+    int line;
+} seen_row;
+
 typedef struct cell {
     double ratio; /* 0: not measured */
     int ok;
+    char *shape;        /* M N K lda ldb ldc of its rows (the columns present) */
+    seen_row *rows;
+    int nrows, cap;
 } cell;
 
 typedef struct chart {
@@ -74,6 +93,77 @@ static int shape_index(chart *c, const char *tag)
     return c->nshapes++;
 }
 
+/* The fields at the columns `col` that are present (index >= 0), joined by
+ * spaces into a malloc'd string; NULL when out of memory. */
+static char *join(char **field, const int *col, int ncol)
+{
+    size_t len = 1;
+    for (int i = 0; i < ncol; i++)
+        len += col[i] >= 0 ? strlen(field[col[i]]) + 1 : 0;
+    char *s = malloc(len), *p = s;
+    if (!s)
+        return NULL;
+    *p = '\0';
+    for (int i = 0; i < ncol; i++)
+        if (col[i] >= 0)
+            p += sprintf(p, "%s%s", p == s ? "" : " ", field[col[i]]);
+    return s;
+}
+
+/* Records a row for shape s in layout l. A bar stands for one shape and
+ * shows the best of the kernels measured on it: a row of another shape
+ * under the same tag, or the same kernel again, would leave one of two
+ * measurements out of the chart unseen, so both are refused, naming the
+ * rows. Returns 0 or -1 after printing why. */
+static int add_row(cell *cl, const char *tag, const char *layout, char *shape, char *kernel, const char *path,
+                   int line)
+{
+    if (cl->nrows > 0 && strcmp(cl->shape, shape) != 0) {
+        fprintf(stderr, "kgen-bench-plot: %s:%d: tag '%s' in layout %s names another shape (%s) than %s:%d (%s): "
+                        "give each shape a tag of its own\n",
+                path, line, tag, layout, shape, cl->rows[0].path, cl->rows[0].line, cl->shape);
+        goto fail;
+    }
+    for (int i = 0; i < cl->nrows; i++)
+        if (strcmp(cl->rows[i].kernel, kernel) == 0) {
+            fprintf(stderr, "kgen-bench-plot: %s:%d: tag '%s' in layout %s repeats %s:%d (the same kernel%s%s "
+                            "measured twice): give each measurement once\n",
+                    path, line, tag, layout, cl->rows[i].path, cl->rows[i].line, kernel[0] ? " " : "", kernel);
+            goto fail;
+        }
+    if (cl->nrows == cl->cap) {
+        int cap = cl->cap ? 2 * cl->cap : 4;
+        seen_row *grown = realloc(cl->rows, (size_t)cap * sizeof *grown);
+        if (!grown) {
+            fprintf(stderr, "kgen-bench-plot: out of memory\n");
+            goto fail;
+        }
+        cl->rows = grown, cl->cap = cap;
+    }
+    if (cl->nrows == 0)
+        cl->shape = shape;
+    else
+        free(shape);
+    cl->rows[cl->nrows++] = (seen_row){kernel, path, line};
+    return 0;
+fail:
+    free(shape);
+    free(kernel);
+    return -1;
+}
+
+static void free_chart(chart *c)
+{
+    for (int s = 0; s < c->nshapes; s++)
+        for (int l = 0; l < 4; l++) {
+            cell *cl = &c->cells[s][l];
+            for (int i = 0; i < cl->nrows; i++)
+                free(cl->rows[i].kernel);
+            free(cl->rows);
+            free(cl->shape);
+        }
+}
+
 static int read_csv(const char *path, chart *c)
 {
     FILE *f = fopen(path, "r");
@@ -81,22 +171,31 @@ static int read_csv(const char *path, chart *c)
         fprintf(stderr, "kgen-bench-plot: cannot open '%s': %s\n", path, strerror(errno));
         return -1;
     }
-    char line[4096];
+    char *line = NULL; /* a whole line, however long: no tail read as a row of its own */
+    size_t cap = 0;
     char *field[MAX_FIELDS];
     int lineno = 1, rc = -1, rows = 0;
-    if (!fgets(line, sizeof line, f)) {
+    if (getline(&line, &cap, f) < 0) {
         fprintf(stderr, "kgen-bench-plot: %s: empty, or not readable\n", path);
         goto out;
     }
     int nf = split(line, field, MAX_FIELDS);
     int ctag = column(field, nf, "tag"), clay = column(field, nf, "layout"), crat = column(field, nf, "ratio"),
         cok = column(field, nf, "ok");
+    /* what tells shapes apart, and kernels (the columns present) */
+    static const char *const shape_names[] = {"M", "N", "K", "lda", "ldb", "ldc"};
+    static const char *const kernel_names[] = {"template", "config"};
+    int cshape[6], ckernel[2];
+    for (int i = 0; i < 6; i++)
+        cshape[i] = column(field, nf, shape_names[i]);
+    for (int i = 0; i < 2; i++)
+        ckernel[i] = column(field, nf, kernel_names[i]);
     if (nf < 0 || ctag < 0 || clay < 0 || crat < 0) {
         fprintf(stderr, "kgen-bench-plot: %s: not a kgen-bench CSV (the header needs tag, layout and ratio)\n",
                 path);
         goto out;
     }
-    while (fgets(line, sizeof line, f)) {
+    while (getline(&line, &cap, f) >= 0) {
         lineno++;
         if (line[strspn(line, " \t\r\n")] == '\0')
             continue;
@@ -122,8 +221,17 @@ static int read_csv(const char *path, chart *c)
         }
         int ok = cok < 0 || strcmp(field[cok], "1") == 0;
         cell *cl = &c->cells[s][l];
+        char *shape = join(field, cshape, 6), *kernel = join(field, ckernel, 2);
+        if (!shape || !kernel) {
+            fprintf(stderr, "kgen-bench-plot: out of memory\n");
+            free(shape);
+            free(kernel);
+            goto out;
+        }
+        if (add_row(cl, field[ctag], layouts[l], shape, kernel, path, lineno))
+            goto out;
         if (cl->ratio == 0.0 || (ok && !cl->ok) || (ok == cl->ok && r > cl->ratio))
-            *cl = (cell){r, ok};
+            cl->ratio = r, cl->ok = ok;
         rows++;
     }
     if (ferror(f)) {
@@ -136,6 +244,7 @@ static int read_csv(const char *path, chart *c)
     }
     rc = 0;
 out:
+    free(line);
     fclose(f);
     return rc;
 }
@@ -241,54 +350,74 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: kgen-bench-plot -o OUT.svg [--title TEXT] CSV...\n"
                "  Draws kgen/cuBLAS per shape (x) and layout (a bar each) from kgen-bench's CSV files,\n"
-               "  with a line at 1.0 and each layout's geometric mean in the legend.\n");
+               "  with a line at 1.0 and each layout's geometric mean in the legend ('-o -': standard output).\n");
 }
 
 int main(int argc, char **argv)
 {
-    const char *out = NULL, *title = "kgen / cuBLAS (FP32)";
+    const char *out = NULL, *title = NULL;
     static chart c;
-    int files = 0;
+    const char **csv = calloc((size_t)argc, sizeof *csv);
+    int files = 0, rc = 2;
+    if (!csv) {
+        fprintf(stderr, "kgen-bench-plot: out of memory\n");
+        return 1;
+    }
+    /* The options first, then the output's path, then the inputs: a bad -o
+     * is reported before any file is read. */
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
-            return 0;
+            rc = 0;
+            goto done;
         }
         if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--title") == 0) {
+            const char **dst = argv[i][1] == 'o' ? &out : &title;
+            if (*dst) { /* each once: the second would silently win */
+                fprintf(stderr, "kgen-bench-plot: %s given twice\n", argv[i]);
+                goto done;
+            }
             if (i + 1 >= argc) {
                 fprintf(stderr, "kgen-bench-plot: %s needs a value\n", argv[i]);
-                return 2;
+                goto done;
             }
-            *(argv[i][1] == 'o' ? &out : &title) = argv[i + 1];
-            i++;
+            *dst = argv[++i];
             continue;
         }
         if (argv[i][0] == '-') {
             fprintf(stderr, "kgen-bench-plot: unknown option '%s'\n", argv[i]);
             usage(stderr);
-            return 2;
+            goto done;
         }
-        if (read_csv(argv[i], &c))
-            return 2;
-        files++;
+        csv[files++] = argv[i];
     }
     if (!out || files == 0) {
         fprintf(stderr, "kgen-bench-plot: %s\n", !out ? "give the output file with -o" : "no CSV files given");
         usage(stderr);
-        return 2;
+        goto done;
     }
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", out);
-    FILE *f = fopen(tmp, "w");
+    if (kgw_check_output("kgen-bench-plot", "-o", out))
+        goto done;
+    for (int i = 0; i < files; i++)
+        if (kgw_not_input("kgen-bench-plot", "-o", out, csv[i]))
+            goto done;
+    for (int i = 0; i < files; i++)
+        if (read_csv(csv[i], &c))
+            goto done;
+    char *svg = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&svg, &len);
     int bad = !f;
     if (f) {
-        bad |= write_svg(f, &c, title) != 0;
+        bad |= write_svg(f, &c, title ? title : "kgen / cuBLAS (FP32)") != 0;
         bad |= fclose(f) != 0;
     }
-    if (bad || rename(tmp, out) != 0) {
-        fprintf(stderr, "kgen-bench-plot: cannot write %s: %s\n", out, strerror(errno));
-        remove(tmp);
-        return 1;
-    }
-    return 0;
+    if (bad)
+        fprintf(stderr, "kgen-bench-plot: out of memory\n");
+    rc = bad || kgw_write_file("kgen-bench-plot", out, svg, len) ? 1 : 0;
+    free(svg);
+done:
+    free_chart(&c);
+    free(csv);
+    return rc;
 }

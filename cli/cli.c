@@ -2,15 +2,14 @@
  * cli.c -- option parsing and helpers shared by the kgen subcommands.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli.h"
+#include "common/write_file.h"
 #include "gen/config.h"
 #include "runtime/catalogue.h"
 #include "runtime/internal.h"
@@ -338,137 +337,14 @@ int kgc_parse(kg_context *ctx, int argc, char **argv, const kgc_opt *own, int ma
     return KGC_OK;
 }
 
-/* Writes all of `len` bytes to fd; 0, or -1 with errno set. */
-static int write_all(int fd, const void *data, size_t len)
-{
-    const char *p = data;
-    while (len > 0) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            if (w == 0)
-                errno = EIO;
-            return -1;
-        }
-        p += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
-/* A path that names something other than a regular file (a character device
- * such as /dev/null or a terminal, a FIFO, /dev/stdout) is written in place:
- * replacing it would turn a device into a plain file. It is opened without
- * O_CREAT and O_TRUNC. A FIFO is opened without blocking: with no process
- * reading it, the write fails at once ("no process is reading it") rather
- * than waiting forever; once open, the write blocks as any writer to a pipe.
- * Returns 0 or -1 after printing the error, or 1 when the path turned out to
- * be a regular file after all (replaced since the caller's stat). */
-static int write_in_place(const char *path, const struct stat *sb, const void *data, size_t len)
-{
-    if (S_ISDIR(sb->st_mode)) {
-        fprintf(stderr, "kgen: cannot write '%s': it is a directory\n", path);
-        return -1;
-    }
-    int fd = open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno == ENXIO && S_ISFIFO(sb->st_mode))
-            fprintf(stderr, "kgen: cannot write '%s': it is a FIFO and no process is reading it\n", path);
-        else
-            fprintf(stderr, "kgen: cannot write '%s': %s\n", path, strerror(errno));
-        return -1;
-    }
-    struct stat now;
-    if (fstat(fd, &now) == 0 && S_ISREG(now.st_mode)) {
-        close(fd);
-        return 1;
-    }
-    int flags = fcntl(fd, F_GETFL);
-    if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0 || write_all(fd, data, len) != 0) {
-        fprintf(stderr, "kgen: cannot write '%s': %s\n", path, strerror(errno));
-        close(fd);
-        return -1;
-    }
-    if (close(fd) != 0 && errno != EINTR) {
-        fprintf(stderr, "kgen: cannot write '%s': %s\n", path, strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
+/* The rules for output files are common/write_file.c's, shared with the
+ * bench/ programs; these give them kgen's name. */
 int kgc_not_input(const char *what, const char *output, const char *input)
 {
-    struct stat o, i;
-    if (!output || !input || strcmp(output, "-") == 0 || stat(output, &o) != 0 || stat(input, &i) != 0 ||
-        o.st_dev != i.st_dev || o.st_ino != i.st_ino)
-        return 0;
-    fprintf(stderr, "kgen: %s '%s' is '%s', which this command reads: writing it would replace it; give another file\n",
-            what, output, input);
-    return -1;
+    return kgw_not_input("kgen", what, output, input);
 }
 
 int kgc_write_file(const char *path, const void *data, size_t len)
 {
-    if (!path || strcmp(path, "-") == 0) {
-        if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0) {
-            fprintf(stderr, "kgen: writing standard output: %s\n", strerror(errno));
-            return -1;
-        }
-        return 0;
-    }
-    struct stat sb;
-    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-        int rc = write_in_place(path, &sb, data, len);
-        if (rc <= 0)
-            return rc;
-    }
-    /* Write through a symbolic link to the file it names, and keep an
-     * existing file's permissions; a new file honours the umask. */
-    char *real = NULL;
-    mode_t mode;
-    if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode)) {
-        if (!(real = realpath(path, NULL))) {
-            fprintf(stderr, "kgen: cannot write '%s': %s\n", path, strerror(errno));
-            return -1;
-        }
-        path = real;
-    }
-    if (stat(path, &sb) == 0) {
-        mode = sb.st_mode & 07777;
-    } else {
-        mode_t mask = umask(0);
-        umask(mask);
-        mode = 0666 & ~mask;
-    }
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 16);
-    if (!tmp) {
-        fprintf(stderr, "kgen: out of memory\n");
-        free(real);
-        return -1;
-    }
-    snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        fprintf(stderr, "kgen: cannot create '%s': %s\n", path, strerror(errno));
-        free(tmp);
-        free(real);
-        return -1;
-    }
-    int ok = write_all(fd, data, len) == 0;
-    int saved = errno;
-    if (ok && fchmod(fd, mode) != 0)
-        ok = 0, saved = errno;
-    if (close(fd) != 0 && ok)
-        ok = 0, saved = errno;
-    if (ok && rename(tmp, path) != 0)
-        ok = 0, saved = errno;
-    if (!ok) {
-        fprintf(stderr, "kgen: cannot write '%s': %s\n", path, strerror(saved));
-        unlink(tmp);
-    }
-    free(tmp);
-    free(real);
-    return ok ? 0 : -1;
+    return kgw_write_file("kgen", path, data, len);
 }

@@ -55,16 +55,11 @@ int kgc_report(kg_context *ctx, kg_status st, const char *what);
  * (the context is closed then). */
 int kgc_open(kg_context **ctx, int device, const kgc_args *args);
 
-/* Writes `len` bytes to `path` atomically (temporary file, then rename), or
- * to stdout when path is NULL or "-". Leaves an existing file untouched on
- * failure. A path that is not a regular file (device, FIFO, /dev/stdout) is
- * written in place, never replaced; a FIFO without a reader is an error.
- * Returns 0 or prints the error and returns -1. */
+/* kgw_write_file and kgw_not_input (common/write_file.h) with kgen's name
+ * in their messages: an output file written atomically (or to stdout for
+ * NULL or "-"; a device or FIFO in place), and the check that an option's
+ * output is not a file the command reads. */
 int kgc_write_file(const char *path, const void *data, size_t len);
-/* Whether `output` (an option's file, `what` naming the option) is the
- * same file as `input`, which the command reads: then says so and returns
- * -1 (the caller exits 2 before writing); else 0. "-" and a file that does
- * not exist yet are never an input. */
 int kgc_not_input(const char *what, const char *output, const char *input);
 
 /* Reads a whole file (or standard input for "-"); NULL after printing why. */

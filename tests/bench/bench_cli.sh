@@ -33,9 +33,39 @@ if [ "$MODE" = input ]; then
     expect 2 "layout must be" -- --layout xy
     expect 2 "layout must be" -- --layout ALL
     expect 2 "not a number" -- --samples many
-    expect 2 "--samples must be" -- --samples 0
-    expect 2 "--ld-multiple 1..1024" -- --ld-multiple 0
-    expect 2 "finite" -- --beta nan
+    # each range message names its own option, the range and the value given
+    expect 2 "--samples must be a whole number 1..1000 (got '0')" -- --samples 0
+    expect 2 "--min-ms must be a number in 0..1000 (got '-1')" -- --min-ms -1
+    expect 2 "--device must be a GPU number 0..1024 (got '-1')" -- --device -1
+    expect 2 "--ld-multiple must be a whole number 1..1024 (got '0')" -- --ld-multiple 0
+    expect 2 "--samples must be a whole number 1..1000 (got '2.5')" -- --samples 2.5
+    grep -q -- "--device\|--min-ms\|--ld-multiple" "$T/err" && bad "--samples' message names other options" || ok
+    expect 2 "--beta must be a finite float" -- --beta nan
+    # an option given twice is refused, not last-wins
+    expect 2 "--config given twice" -- --config "bm=64" --config "bm=32"
+    expect 2 "--template given twice" -- --template matmul --template matmul_warp --config "bm=64"
+    expect 2 "--layout given twice" -- --layout nn --layout tt
+    expect 2 "--shapes given twice" -- --shapes "$T/shapes.txt" --shapes "$T/shapes.txt"
+    expect 2 "--csv given twice" -- --shapes "$T/shapes.txt" --csv "$T/x.csv" --csv "$T/y.csv"
+    # a --csv path that cannot be written is bad input, found before any GPU work
+    expect 2 "--csv '': the path is empty" -- --shapes "$T/shapes.txt" --csv ""
+    expect 2 "--csv '$T': it is a directory" -- --shapes "$T/shapes.txt" --csv "$T"
+    expect 2 "its folder '$T/no/such' does not exist" -- --shapes "$T/shapes.txt" --csv "$T/no/such/x.csv"
+    expect 2 "its folder '$T/shapes.txt' is not a directory" -- --shapes "$T/shapes.txt" --csv "$T/shapes.txt/x.csv"
+    expect 2 "which this command reads" -- --shapes "$T/shapes.txt" --csv "$T/shapes.txt"
+    ln -s none/x.csv "$T/dangling.csv"
+    expect 2 "--csv '$T/dangling.csv': a symbolic link that cannot be followed" -- --shapes "$T/shapes.txt" \
+        --csv "$T/dangling.csv"
+    if [ "$(id -u)" != 0 ]; then # root may write anywhere
+        mkdir "$T/ro" && chmod 555 "$T/ro"
+        expect 2 "its folder '$T/ro' is not writable" -- --shapes "$T/shapes.txt" --csv "$T/ro/x.csv"
+    fi
+    # a tag names one shape: a repeated one is refused, naming both lines
+    printf 'a 1 2 3\n# comment\nb 4 4 4\na 4 5 6\n' > "$T/dup.txt"
+    expect 2 "dup.txt:4: tag 'a' given twice (first on line 1)" -- --shapes "$T/dup.txt"
+    # a line of any length is one line: the error names the right one
+    { printf '# %0600d\n' 0; printf 'ok 1 2 3\nbad 3 x 4\n'; } > "$T/long.txt"
+    expect 2 "long.txt:3: expected 'tag M N K'" -- --shapes "$T/long.txt"
     expect 2 "unknown option" -- --frobnicate 1
     expect 2 "unexpected argument" -- stray
     expect 2 "needs a value" -- --layout
@@ -56,10 +86,14 @@ if [ "$MODE" = input ]; then
     ls -d /tmp/kgen-bench-nodb-* > /dev/null 2>&1 && bad "--no-db left its directory" || ok
     "$BENCH" --help > "$T/out" && grep -q "usage: kgen-bench" "$T/out" && grep -q -- "--no-db" "$T/out" && ok || bad "--help"
 else
+    # the CSV is written as kgen writes: through a symbolic link, a user's a.csv.tmp left alone
+    echo mine > "$T/a.csv.tmp"; : > "$T/a-target.csv"; ln -s a-target.csv "$T/a.csv"
     "$BENCH" --shapes "$T/shapes.txt" --csv "$T/a.csv" --samples 3 --min-ms 0.2 > "$T/out" 2> "$T/err"; rc=$?
     if grep -q "no GPU:" "$T/err"; then echo "SKIPPED: $(cat "$T/err")"; exit 77; fi
     cat "$T/out"
     [ $rc -eq 0 ] && ok || bad "kg_matmul run exited $rc: $(cat "$T/err")"
+    [ -L "$T/a.csv" ] && [ -s "$T/a-target.csv" ] && [ "$(cat "$T/a.csv.tmp")" = mine ] && ok ||
+        bad "--csv replaced the symbolic link or the user's a.csv.tmp"
     [ "$(grep -c '' "$T/a.csv" 2>/dev/null)" = 5 ] && ok || bad "the CSV should have a header and 4 rows"
     awk -F, 'NR > 1 && !($11 == 1 && $7 > 0) { exit 1 }' "$T/a.csv" && ok || bad "a row is wrong or has no ratio"
     # every layout, no tuning database

@@ -9,9 +9,11 @@ PROG=$PLOT
 # shellcheck source=tests/bench/checks.sh
 . "$(dirname "$0")/checks.sh"
 H=tag,M,N,K,kgen_tflops,cublas_tflops,ratio,kgen_ms,cublas_ms,error,ok,template,config,device,layout,lda,ldb,ldc,alpha,beta
-row() { echo "$1,64,64,64,1,1,$3,0.1,0.1,1e-7,${4:-1},matmul_warp,bm=64 bn=64,NVIDIA H200,$2,64,64,64,1,0"; }
+# row TAG LAYOUT RATIO [OK [CONFIG]]
+row() { echo "$1,64,64,64,1,1,$3,0.1,0.1,1e-7,${4:-1},matmul_warp,${5:-bm=64 bn=64},NVIDIA H200,$2,64,64,64,1,0"; }
 { echo $H; row 'a<b' nn 2.0; row sq2 nn 0.5; row big nn 1.25 0; } > "$T/nn.csv"
-{ echo $H; row 'a<b' tt 1.0; row sq2 tt 1.0; row sq2 tt 1.1; } > "$T/tt.csv"
+# two kernels on one shape (kgen-bench --configs): the better is drawn
+{ echo $H; row 'a<b' tt 1.0; row sq2 tt 1.0; row sq2 tt 1.1 1 "bm=32 bn=32"; } > "$T/tt.csv"
 "$PLOT" -o "$T/p.svg" --title 'grid & "suite"' "$T/nn.csv" "$T/tt.csv" 2> "$T/err" && ok || bad "plot failed: $(cat "$T/err")"
 S="$T/p.svg"
 [ "$(grep -c 'class="bar"' "$S")" = 5 ] && ok || bad "5 bars expected (a<b and sq2 in nn and tt, big in nn)"
@@ -37,6 +39,43 @@ expect 2 "no rows" -- -o "$T/x.svg" "$T/e.csv"
 expect 2 "give the output file" -- "$T/nn.csv"
 expect 2 "no CSV files" -- -o "$T/x.svg"
 expect 2 "unknown option" -- -x "$T/nn.csv"
+expect 2 "-o given twice" -- -o "$T/x.svg" -o "$T/y.svg" "$T/nn.csv"
+expect 2 "--title given twice" -- -o "$T/x.svg" --title a --title b "$T/nn.csv"
+# one bar is one shape: a tag for two shapes, or one kernel twice, is refused naming both rows
+{ echo $H; row a nn 1.0; row b nn 1.0; row a nn 1.2 | sed 's/^a,64,/a,128,/'; } > "$T/two.csv"
+expect 2 "two.csv:4: tag 'a' in layout nn names another shape (128 64 64 64 64 64) than $T/two.csv:2" \
+    -- -o "$T/x.svg" "$T/two.csv"
+{ echo $H; row a nn 1.0; } > "$T/again.csv"
+expect 2 "again.csv:2: tag 'a' in layout nn repeats $T/again.csv:2" -- -o "$T/x.svg" "$T/again.csv" "$T/again.csv"
+# lines of any length: a long row is one row, and line numbers stay right
+long=$(printf '%05000d' 0)
+{ echo $H; row a nn 1.0 1 "$long"; row b nn 1.0; } > "$T/long.csv"
+"$PLOT" -o "$T/long.svg" "$T/long.csv" 2> "$T/err" && [ "$(grep -c 'class="bar"' "$T/long.svg")" = 2 ] && ok ||
+    bad "a 5000-character row: $(cat "$T/err")"
+{ echo $H; row a nn 1.0 1 "$long"; row b nn 1.0; row c nn abc; } > "$T/long2.csv"
+expect 2 "long2.csv:4:" -- -o "$T/x.svg" "$T/long2.csv"
 [ ! -e "$T/x.svg" ] && ok || bad "an SVG was written for bad input"
-expect 1 "cannot write" -- -o "$T/no/such/dir/p.svg" "$T/nn.csv"
+# -o is checked before any input is read
+expect 2 "its folder '$T/no/such/dir' does not exist" -- -o "$T/no/such/dir/p.svg" "$T/none.csv"
+expect 2 "-o '': the path is empty" -- -o "" "$T/nn.csv"
+expect 2 "-o '$T': it is a directory" -- -o "$T" "$T/nn.csv"
+cp "$T/nn.csv" "$T/in.csv"
+expect 2 "which this command reads" -- -o "$T/in.csv" "$T/tt.csv" "$T/in.csv"
+cmp -s "$T/nn.csv" "$T/in.csv" && ok || bad "an input CSV was replaced"
+# the output file is written as kgen writes: a user's OUT.tmp is left alone, a
+# symbolic link is written through, an existing file keeps its mode, a FIFO
+# is never replaced, no temporary file is left
+echo mine > "$T/o.svg.tmp"
+"$PLOT" -o "$T/o.svg" "$T/nn.csv" && [ "$(cat "$T/o.svg.tmp")" = mine ] && ok || bad "OUT.tmp was replaced"
+: > "$T/target.svg" && ln -s target.svg "$T/link.svg"
+"$PLOT" -o "$T/link.svg" "$T/nn.csv" && [ -L "$T/link.svg" ] && grep -q '</svg>' "$T/target.svg" && ok ||
+    bad "the symbolic link was replaced, or its target not written"
+: > "$T/mode.svg" && chmod 600 "$T/mode.svg"
+"$PLOT" -o "$T/mode.svg" "$T/nn.csv" && [ "$(stat -c %a "$T/mode.svg")" = 600 ] && ok ||
+    bad "the file's mode was not kept"
+mkfifo "$T/fifo"
+expect 1 "no process is reading it" -- -o "$T/fifo" "$T/nn.csv"
+[ -p "$T/fifo" ] && ok || bad "the FIFO was replaced by a file"
+[ -z "$(find "$T" -name '*.tmp.*')" ] && ok || bad "a temporary file was left behind"
+"$PLOT" -o - "$T/nn.csv" | grep -q '</svg>' && ok || bad "-o - does not write standard output"
 finish
