@@ -114,6 +114,25 @@ BEGIN {
 }'
 }
 
+# what step 2b's two awk programs below share in reading their CSV arguments: at each file's first line,
+# header(FIRST, REST) maps its columns by name into c[], sets fi to the file's place among the arguments
+# (by name: an empty file has no first line) and refuses a missing column (the names FIRST for argument 1,
+# REST for the others); all_read() in END refuses an argument that had no header line
+# shellcheck disable=SC2016 # awk's own $ fields
+STEP2B_CSV='
+function header(first, rest,   need, i) {
+  while (++fi < ARGC && ARGV[fi] != FILENAME) ;
+  had[fi] = 1; delete c; for (i = 1; i <= NF; i++) c[$i] = i
+  split(fi == 1 ? first : rest, need, " ")
+  for (i = 1; i in need; i++) if (!(need[i] in c)) {
+    printf "build-catalogue.sh: %s: no column %s\n", FILENAME, need[i] > "/dev/stderr"; bad = 1; exit 1 }
+}
+function all_read(   i) {
+  for (i = 1; i < ARGC; i++) if (!(i in had)) {
+    printf "build-catalogue.sh: %s: empty, no header line\n", ARGV[i] > "/dev/stderr"; return 0 }
+  return 1
+}'
+
 # step 2b's shapes, cublas_shapes N EXPORT BENCH_CSV... (a `kgen db export` in CSV of the candidates'
 # times, kgen-bench's CSVs at the training shapes): for each training shape with M, N > 16 (below that
 # matmul_skinny's whole space is among the candidates), the highest ratio, over the layouts, of the
@@ -123,15 +142,8 @@ BEGIN {
 cublas_shapes() {
     n=$1
     shift
-    raw=$(awk -F, '
-FNR == 1 {
-  # which argument this is (an empty file has no first line, so count by name, not by file)
-  while (++fi < ARGC && ARGV[fi] != FILENAME) ;
-  seen[fi] = 1; delete c; for (i = 1; i <= NF; i++) c[$i] = i
-  if (fi == 1) split("layout m n k outcome time_ms", need, " "); else split("layout M N K cublas_ms", need, " ")
-  for (i = 1; i in need; i++) if (!(need[i] in c)) { printf "build-catalogue.sh: %s: no column %s\n", FILENAME, need[i] > "/dev/stderr"; bad = 1; exit 1 }
-  next
-}
+    raw=$(awk -F, "$STEP2B_CSV"'
+FNR == 1 { header("layout m n k outcome time_ms", "layout M N K cublas_ms"); next }
 fi == 1 {
   if ($c["outcome"] != "ok" || $c["time_ms"] + 0 <= 0) next
   s = ($c["m"] + 0) " " ($c["n"] + 0) " " ($c["k"] + 0); kl = $c["layout"] " " s; t = $c["time_ms"] + 0
@@ -147,8 +159,7 @@ fi == 1 {
   if (r > 1 && (!(s in gap) || r > gap[s])) gap[s] = r
 }
 END {
-  if (bad) exit 1
-  for (i = 1; i < ARGC; i++) if (!(i in seen)) { printf "build-catalogue.sh: %s: empty, no header line\n", ARGV[i] > "/dev/stderr"; exit 1 }
+  if (bad || !all_read()) exit 1
   for (s in gap) printf "%.6f %s\n", gap[s], s
 }' "$@") || return 1
     [ -z "$raw" ] || printf '%s\n' "$raw" | sort -k1,1gr -k2,2n -k3,3n -k4,4n | head -n "$n" |
@@ -160,15 +171,8 @@ END {
 # time, else, where none has one, the fastest search time), without its layout, once however many
 # layouts it won, unless measured or listed as a candidate already
 tuned_winners() {
-    w=$(awk -F, '
-FNR == 1 {
-  while (++fi < ARGC && ARGV[fi] != FILENAME) ;
-  seen_file[fi] = 1; delete c; for (i = 1; i <= NF; i++) c[$i] = i
-  split("template config layout m n k time_ms final_ms", need, " ")
-  for (i = 1; i <= 8; i++) if (!(need[i] in c) && (fi == 2 || i <= 2)) {
-    printf "build-catalogue.sh: %s: no column %s\n", FILENAME, need[i] > "/dev/stderr"; bad = 1; exit 1 }
-  next
-}
+    w=$(awk -F, "$STEP2B_CSV"'
+FNR == 1 { header("template config", "template config layout m n k time_ms final_ms"); next }
 function kernel(cf) { sub(/ layout=[a-z]*$/, "", cf); return $c["template"] " " cf }
 fi == 1 { seen[kernel($c["config"])] = 1; next }
 {
@@ -181,8 +185,7 @@ fi == 1 { seen[kernel($c["config"])] = 1; next }
     best[kl] = t; hasf[kl] = fin; win[kl] = kernel($c["config"]) }
 }
 END {
-  if (bad) exit 1
-  for (i = 1; i < ARGC; i++) if (!(i in seen_file)) { printf "build-catalogue.sh: %s: empty, no header line\n", ARGV[i] > "/dev/stderr"; exit 1 }
+  if (bad || !all_read()) exit 1
   for (kl in win) {
     w = win[kl]; if (w in seen) continue
     seen[w] = 1; print w
