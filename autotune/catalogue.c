@@ -78,6 +78,108 @@ done:
     return n;
 }
 
+double kgi_cat_cost(const double *t, const double *pred, int nc, int np, const int *pick, int n)
+{
+    const double *e_of = pred ? pred : t;
+    double sum = 0;
+    for (int p = 0; p < np; p++) {
+        double best = INFINITY, e = INFINITY, chosen = INFINITY;
+        for (int c = 0; c < nc; c++)
+            if (t[(size_t)c * np + p] > 0 && t[(size_t)c * np + p] < best)
+                best = t[(size_t)c * np + p];
+        if (!isfinite(best))
+            continue;
+        for (int q = 0; q < n; q++) {
+            size_t i = (size_t)pick[q] * np + p;
+            if (t[i] > 0 && isfinite(t[i]) && isfinite(e_of[i]) && e_of[i] < e)
+                e = e_of[i], chosen = t[i];
+        }
+        sum += isfinite(chosen) ? log(chosen / best) : log(KGI_CAT_UNCOVERED);
+    }
+    return sum;
+}
+
+/* The set's choice at each pair (the kernel of the lowest `pred` with a time there; -1: none) and the one
+ * after it, for kgi_cat_exchange. */
+static void set_choices(const double *t, const double *e_of, int np, const int *pick, int n, int *first, int *second)
+{
+    for (int p = 0; p < np; p++) {
+        first[p] = second[p] = -1;
+        for (int q = 0; q < n; q++) {
+            size_t i = (size_t)pick[q] * np + p;
+            if (!(t[i] > 0) || !isfinite(t[i]) || !isfinite(e_of[i]))
+                continue;
+            if (first[p] < 0 || e_of[i] < e_of[(size_t)first[p] * np + p])
+                second[p] = first[p], first[p] = pick[q];
+            else if (second[p] < 0 || e_of[i] < e_of[(size_t)second[p] * np + p])
+                second[p] = pick[q];
+        }
+    }
+}
+
+int kgi_cat_exchange(const double *t, const double *pred, int nc, int np, double worst, int *pick, int n)
+{
+    const double *e_of = pred ? pred : t;
+    double *best = malloc((size_t)np * sizeof *best);
+    int *first = malloc((size_t)np * sizeof *first), *second = malloc((size_t)np * sizeof *second);
+    char *used = calloc((size_t)nc + 1, 1);
+    int swaps = 0;
+    if (!best || !first || !second || !used)
+        goto done;
+    for (int p = 0; p < np; p++) {
+        best[p] = INFINITY;
+        for (int c = 0; c < nc; c++)
+            if (t[(size_t)c * np + p] > 0 && t[(size_t)c * np + p] < best[p])
+                best[p] = t[(size_t)c * np + p];
+    }
+    for (int q = 0; q < n; q++)
+        used[pick[q]] = 1;
+    /* each kernel of the set swapped in turn is a kernel left out: at most nc - n gainful swaps per place, a
+     * bound that a strictly falling sum never reaches */
+    for (int round = 0; round < n * (nc - n) + 1; round++) {
+        set_choices(t, e_of, np, pick, n, first, second);
+        int bs = -1, bc = -1;
+        double bg = 1e-9;
+        for (int s = 0; s < n; s++) {
+            for (int c = 0; c < nc; c++) {
+                if (used[c])
+                    continue;
+                double g = 0;
+                for (int p = 0; p < np && isfinite(g); p++) {
+                    if (!isfinite(best[p]))
+                        continue;
+                    int k = first[p], r = k == pick[s] ? second[p] : k, ch = r;
+                    double v = t[(size_t)c * np + p], e = e_of[(size_t)c * np + p];
+                    if (v > 0 && isfinite(v) && isfinite(e) && (r < 0 || e < e_of[(size_t)r * np + p]))
+                        ch = c;
+                    if (ch == k)
+                        continue;
+                    double before = k >= 0 ? log(t[(size_t)k * np + p] / best[p]) : log(KGI_CAT_UNCOVERED);
+                    double after = ch >= 0 ? log(t[(size_t)ch * np + p] / best[p]) : log(KGI_CAT_UNCOVERED);
+                    if (after > before && after > log(worst))
+                        g = -INFINITY; /* the greedy cover's rule */
+                    else
+                        g += before - after;
+                }
+                if (g > bg)
+                    bg = g, bs = s, bc = c;
+            }
+        }
+        if (bs < 0)
+            break;
+        used[pick[bs]] = 0;
+        used[bc] = 1;
+        pick[bs] = bc;
+        swaps++;
+    }
+done:
+    free(best);
+    free(first);
+    free(second);
+    free(used);
+    return swaps;
+}
+
 int kgi_cat_strip_layout(const char *config, char *out, size_t len, char *err, size_t errlen)
 {
     kgi_config c;

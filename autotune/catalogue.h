@@ -18,7 +18,9 @@
  * Both choose with one greedy cover (kgi_cat_greedy): add the kernel that
  * most lowers the sum over (layout, shape) of log(time of the set's choice /
  * fastest of all), the choice being the set's fastest (candidates) or the
- * one kg_matmul's model ranks first (make).
+ * one kg_matmul's model ranks first (make). Make then swaps kernels of the
+ * set for others while that lowers the sum (kgi_cat_exchange), and in a
+ * rebuild does the same from the catalogue it replaces, keeping the better.
  */
 #ifndef KGEN_AUTOTUNE_CATALOGUE_H
 #define KGEN_AUTOTUNE_CATALOGUE_H
@@ -58,6 +60,9 @@ typedef struct kgi_cat_make_opts {
     const kgi_catalogue *keep;  /* or NULL: keep exactly its kernels, in its order, instead of choosing (a
                                    catalogue measured again: after a template change, or on another GPU) */
     const char *keep_path;      /* its file, for the header and errors */
+    const kgi_catalogue *start; /* or NULL: a rebuild of this catalogue; its kernels (all measured), improved by
+                                   kgi_cat_exchange, are chosen where they score better than a choice from scratch */
+    const char *start_path;
 } kgi_cat_make_opts;
 
 typedef struct kgi_cat_make_report {
@@ -67,6 +72,10 @@ typedef struct kgi_cat_make_report {
     /* kg_matmul's choice from the set at each pair left out of its own prediction */
     double loo_geomean, loo_worst;
     char loo_worst_pair[96];
+    /* with a start: the swaps made to it, and the mean log regret (kgi_cat_cost / pairs) of it and of the choice
+     * from scratch; from_start when it was kept */
+    int start_swaps, from_start;
+    double start_cost, scratch_cost;
 } kgi_cat_make_report;
 
 /* Reads an export (CSV or JSON, as `kgen db import` does) and writes the
@@ -96,6 +105,21 @@ kg_status kgi_catalogue_make(const char *export_text, size_t len, const kgi_cat_
  * Writes the picks in order to pick[] and returns their count.
  */
 int kgi_cat_greedy(const double *t, const double *pred, int nc, int np, int max, double tol, double worst, int *pick);
+
+/*
+ * After kgi_cat_greedy, or from another set (a rebuild's start): a greedy
+ * cover adds what helps most given what it already chose, and cannot take
+ * back an early choice that later ones made less useful. Swaps one kernel
+ * of pick[0..n) for one left out while that lowers the same sum under the
+ * same `worst` rule, the swap that lowers it most first, until none does
+ * (a pair a start left above `worst` may only get better). Returns the
+ * count of swaps.
+ */
+int kgi_cat_exchange(const double *t, const double *pred, int nc, int np, double worst, int *pick, int n);
+
+/* The sum both minimise for the set pick[0..n): over the pairs with a time, log(time of the set's choice /
+ * fastest of all), KGI_CAT_UNCOVERED where the set has none. */
+double kgi_cat_cost(const double *t, const double *pred, int nc, int np, const int *pick, int n);
 
 /* The configuration text without `layout` (for the catalogue, which adds
  * the call's); -1 with err when it does not parse. */

@@ -206,6 +206,16 @@ static void write_catalogue(FILE *f, const collect *c, const kline *kl, const do
                 c->cc, n, c->nk, c->np, c->seen_device, rep->loo_geomean, rep->loo_worst,
                 rep->loo_worst_pair[0] ? rep->loo_worst_pair : "none", 100 * (rep->geomean_regret - 1),
                 100 * (rep->worst_regret - 1), rep->worst_pair[0] ? rep->worst_pair : "none");
+    if (rep && o->start && rep->from_start)
+        fprintf(f,
+                "# A rebuild of %s: its %d kernels, %d of them swapped for other measured kernels, kept over a\n"
+                "# choice from scratch by the regret both minimise (geometric mean %.4f against %.4f).\n",
+                o->start_path, n, rep->start_swaps, exp(rep->start_cost), exp(rep->scratch_cost));
+    else if (rep && o->start)
+        fprintf(f,
+                "# Chosen from scratch: the kernels of %s, %d of them swapped, scored worse by the regret both\n"
+                "# minimise (geometric mean %.4f against %.4f).\n",
+                o->start_path, rep->start_swaps, exp(rep->start_cost), exp(rep->scratch_cost));
     fprintf(f, "kgen-catalogue 1\narch %d\nsms %d\ndevice %s\ndriver %s\ndate %s\ncommand %s\n", c->cc, c->sm_count,
             c->seen_device, o->driver && o->driver[0] ? o->driver : "unknown", o->date, o->command);
     fprintf(f, "# kernel ID TEMPLATE NEEDS TILE_M TILE_N KSLICES PERSISTENT BPS CONFIG\n");
@@ -291,6 +301,33 @@ static kg_status loo_predictions(const collect *c, const kline *kl, const double
     return st;
 }
 
+/* The measured kernel of each of catalogue k's kernels, in its order, into idx[] (--kernels, --start). */
+static kg_status find_kernels(const collect *c, const kgi_catalogue *k, const char *path, int *idx, char *err,
+                              size_t errlen)
+{
+    if (k->arch != c->cc) {
+        snprintf(err, errlen, "%s is a catalogue for sm_%d; the export measured sm_%d", path, k->arch, c->cc);
+        return KG_ERR_CONFIG;
+    }
+    if (k->nkernels > c->nk) {
+        snprintf(err, errlen, "%s has %d kernels; the export measured %d", path, k->nkernels, c->nk);
+        return KG_ERR_CONFIG;
+    }
+    for (int n = 0; n < k->nkernels; n++) {
+        const kgi_cat_kernel *kk = &k->kernels[n];
+        idx[n] = -1;
+        for (int q = 0; q < c->nk && idx[n] < 0; q++)
+            if (strcmp(c->k[q].tmpl, kk->tmpl) == 0 && strcmp(c->k[q].config, kk->config) == 0)
+                idx[n] = q;
+        if (idx[n] < 0) {
+            snprintf(err, errlen, "kernel %d of %s (%s %s) has no measurement in the export", kk->id, path, kk->tmpl,
+                     kk->config);
+            return KG_ERR_CONFIG;
+        }
+    }
+    return KG_OK;
+}
+
 kg_status kgi_catalogue_make(const char *export_text, size_t len, const kgi_cat_make_opts *o, FILE *f,
                              kgi_cat_make_report *rep, char *err, size_t errlen)
 {
@@ -365,34 +402,37 @@ kg_status kgi_catalogue_make(const char *export_text, size_t len, const kgi_cat_
         goto done;
     int n;
     if (o->keep) {
-        /* the given catalogue's kernels, each found among the measured */
-        if (o->keep->arch != c.cc) {
-            snprintf(err, errlen, "%s is a catalogue for sm_%d; the export measured sm_%d", o->keep_path, o->keep->arch,
-                     c.cc);
-            st = KG_ERR_CONFIG;
+        if ((st = find_kernels(&c, o->keep, o->keep_path, pick, err, errlen)) != KG_OK)
             goto done;
-        }
-        if (o->keep->nkernels > c.nk) {
-            snprintf(err, errlen, "%s has %d kernels; the export measured %d", o->keep_path, o->keep->nkernels, c.nk);
-            st = KG_ERR_CONFIG;
-            goto done;
-        }
-        for (n = 0; n < o->keep->nkernels; n++) {
-            const kgi_cat_kernel *kk = &o->keep->kernels[n];
-            pick[n] = -1;
-            for (int q = 0; q < c.nk && pick[n] < 0; q++)
-                if (strcmp(c.k[q].tmpl, kk->tmpl) == 0 && strcmp(c.k[q].config, kk->config) == 0)
-                    pick[n] = q;
-            if (pick[n] < 0) {
-                snprintf(err, errlen, "kernel %d of %s (%s %s) has no measurement in the export", kk->id, o->keep_path,
-                         kk->tmpl, kk->config);
-                st = KG_ERR_CONFIG;
+        n = o->keep->nkernels;
+    } else {
+        double worst = o->max_regret > 0 ? o->max_regret : INFINITY;
+        n = kgi_cat_greedy(t, pred, c.nk, c.np, o->max_kernels, o->tolerance, worst, pick);
+        kgi_cat_exchange(t, pred, c.nk, c.np, worst, pick, n);
+        if (o->start) {
+            /* a rebuild: the catalogue it replaces, improved by the same swaps, where that scores better than the
+             * choice from scratch (a greedy cover's early picks are not the best set, and the `worst` rule bars a
+             * kernel by where it was added, not by what the finished set does) */
+            int *from = malloc((size_t)c.nk * sizeof *from);
+            if (!from) {
+                st = KG_ERR_NOMEM;
                 goto done;
             }
+            if ((st = find_kernels(&c, o->start, o->start_path, from, err, errlen)) != KG_OK) {
+                free(from);
+                goto done;
+            }
+            int ns = o->start->nkernels;
+            rep->start_swaps = kgi_cat_exchange(t, pred, c.nk, c.np, worst, from, ns);
+            rep->scratch_cost = kgi_cat_cost(t, pred, c.nk, c.np, pick, n) / c.np;
+            rep->start_cost = kgi_cat_cost(t, pred, c.nk, c.np, from, ns) / c.np;
+            if (rep->start_cost <= rep->scratch_cost) {
+                memcpy(pick, from, (size_t)ns * sizeof *pick);
+                n = ns;
+                rep->from_start = 1;
+            }
+            free(from);
         }
-    } else {
-        n = kgi_cat_greedy(t, pred, c.nk, c.np, o->max_kernels, o->tolerance,
-                           o->max_regret > 0 ? o->max_regret : INFINITY, pick);
     }
     /* the chosen set: its fastest, and kg_matmul's leave-one-out choice, against the best measured (with
      * --kernels, the best of the kept: what the header says) */

@@ -5,6 +5,7 @@
  * `kgen db export`; catalogue/README.md).
  */
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,9 +167,9 @@ static int read_catalogue(const char *what, const char *path, const char *templa
 static int make(int argc, char **argv)
 {
     const char *maxk = NULL, *tol = NULL, *maxr = NULL, *device = NULL, *driver = NULL, *date = NULL, *command = NULL,
-               *output = NULL, *keep = NULL;
+               *output = NULL, *keep = NULL, *start = NULL;
     const kgc_opt own[] = {{"--max-kernels", NULL, 1, &maxk}, {"--tolerance", NULL, 1, &tol},
-                           {"--kernels", NULL, 1, &keep},
+                           {"--kernels", NULL, 1, &keep},     {"--start", NULL, 1, &start},
                            {"--max-regret", NULL, 1, &maxr},  {"--device", NULL, 1, &device},
                            {"--driver", NULL, 1, &driver},
                            {"--date", NULL, 1, &date},        {"--command", NULL, 1, &command},
@@ -180,7 +181,7 @@ static int make(int argc, char **argv)
     char *text = NULL, *buf = NULL;
     size_t len = 0, blen = 0;
     FILE *mem = NULL;
-    kgi_catalogue *kept = NULL;
+    kgi_catalogue *kept = NULL, *started = NULL;
     kgc_args args;
     if ((rc = kgc_parse(ctx, argc, argv, own, 1, &args)) != KGC_OK)
         goto done;
@@ -217,7 +218,13 @@ static int make(int argc, char **argv)
                         " and --max-regret choose them instead\n");
         goto done;
     }
-    /* the export is hours of GPU time; the --kernels catalogue may be rewritten (a catalogue measured again) */
+    if (keep && start) {
+        fprintf(stderr, "kgen: catalogue make --kernels keeps that catalogue's kernels; --start improves on another's:"
+                        " give one of them\n");
+        goto done;
+    }
+    /* the export is hours of GPU time; the --kernels or --start catalogue may be rewritten (a catalogue measured
+     * again, a rebuild) */
     if (kgc_not_input("-o", output, args.positional[0]) != 0)
         goto done;
     rc = KGC_FAIL;
@@ -227,6 +234,19 @@ static int make(int argc, char **argv)
         rc = KGC_FAIL;
         o.keep = kept;
         o.keep_path = keep;
+    }
+    if (start) {
+        if ((rc = read_catalogue("catalogue make --start", start, kgc_template_path(&args), &started)) != KGC_OK)
+            goto done;
+        rc = KGC_USAGE;
+        if (started->nkernels > o.max_kernels) {
+            fprintf(stderr, "kgen: catalogue make --start: %s has %d kernels, more than --max-kernels (%d)\n", start,
+                    started->nkernels, o.max_kernels);
+            goto done;
+        }
+        rc = KGC_FAIL;
+        o.start = started;
+        o.start_path = start;
     }
     if (!(text = kgc_slurp(args.positional[0], &len)))
         goto done;
@@ -268,6 +288,11 @@ static int make(int argc, char **argv)
                 rep.rows, rep.kernels_measured, rep.pairs, rep.kernels, rep.loo_geomean, rep.loo_worst,
                 rep.loo_worst_pair[0] ? rep.loo_worst_pair : "none", 100 * (rep.geomean_regret - 1),
                 100 * (rep.worst_regret - 1), rep.worst_pair[0] ? rep.worst_pair : "none");
+    if (start)
+        fprintf(stderr, "kgen catalogue: --start %s: %s (%d of its kernels swapped; regret both minimise, geometric mean"
+                        " %.4f, from scratch %.4f)\n",
+                start, rep.from_start ? "kept" : "a choice from scratch scored better", rep.start_swaps,
+                exp(rep.start_cost), exp(rep.scratch_cost));
     rc = KGC_OK;
 done:
     if (mem)
@@ -275,6 +300,7 @@ done:
     free(buf);
     free(text);
     kgi_catalogue_free(kept);
+    kgi_catalogue_free(started);
     kg_context_close(ctx);
     return rc;
 }

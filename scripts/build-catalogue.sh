@@ -40,7 +40,8 @@
 # candidates: step 1 takes FILE's kernels (for the committed file's 40, step
 # 2 takes about a quarter of the committed candidates' time), step 2b (8 shapes
 # unless KGEN_CATALOGUE_TUNE says otherwise) adds kgen tune's winners, and step
-# 4 chooses among both (an incremental rebuild).
+# 4 chooses among both, and keeps FILE's kernels, improved by swaps, where they
+# score better than that choice (an incremental rebuild: make --start FILE).
 # KGEN_CATALOGUE_KEEP=FILE measures a catalogue again instead: FILE's kernels
 # are the candidates (no step 2b), and step 4 keeps them all, in FILE's order
 # (after a change to their templates that keeps their parameters, or on another
@@ -105,6 +106,12 @@ BEGIN {
     j = i + 64                     # (weight gradients), where split-K, stream-K and their C writes decide;
     lm = 4 + 6 * halton(j, 2); ln = 4 + 6 * halton(j, 3); lk = 10 + 5 * halton(j, 5); cap()   # later points than g
     printf "d%02d %d %d %d\n", i, size(lm, j), size(ln, j), size(lk, j)
+  }
+  for (i = 1; i <= 16; i++) {      # M and N 512..16384, K 4..64: a large output over a tiny K (outer products, low-rank
+    j = i + 96                     # updates), where the C write and 16-byte loads decide; later points than d.
+    lm = 9 + 5 * halton(j, 2); ln = 9 + 5 * halton(j, 3); lk = 2 + 4 * halton(j, 5)   # Three in four shapes have
+    k = int(2 ^ lk + 0.5); if (halton(j, 7) < 0.75) k = int(k / 4 + 0.5) * 4          # M, N rounded to 16 and K to 4
+    printf "k%02d %d %d %d\n", i, sizep(lm, j, 0.75), sizep(ln, j, 0.75), k           # (16-byte rows), as sizep
   }
   n = split("96 192 320 512 896 1152 1536 2560 3072 5120", sq, " ")
   for (i = 1; i <= n; i++)
@@ -299,6 +306,11 @@ esac
 case $NKERN in
     *[!0-9]* | 0) echo "build-catalogue.sh: KGEN_CATALOGUE_KERNELS: not a count '$NKERN'" >&2; exit 2 ;;
 esac
+if [ -n "$BASE" ] && [ -n "$NKERN" ] && [ "$(grep -c '^kernel ' "$BASE")" -gt "$NKERN" ]; then
+    echo "build-catalogue.sh: KGEN_CATALOGUE_KERNELS: $NKERN is fewer than the $(grep -c '^kernel ' "$BASE") kernels of" \
+        "KGEN_CATALOGUE_BASE's $BASE, which a rebuild starts from" >&2
+    exit 2
+fi
 LAYOUTS=${KGEN_CATALOGUE_LAYOUTS:-nn nt tn tt}
 [ -n "$(printf '%s' "$LAYOUTS" | tr -d ' ')" ] ||
     { echo "build-catalogue.sh: KGEN_CATALOGUE_LAYOUTS: no layout in '$LAYOUTS'" >&2; exit 2; }
@@ -462,7 +474,8 @@ if [ -n "$TUNED" ]; then
     FROM="$FROM, with kgen tune's winners at $n shapes furthest below cuBLAS"
 fi
 "$KGEN" db export --db "$WORK/build.db" --format csv -o "$WORK/measured.csv" || exit 1
-"$KGEN" catalogue make "$WORK/measured.csv" ${NKERN:+--max-kernels} ${NKERN:+"$NKERN"} ${KEEP:+--kernels} ${KEEP:+"$KEEP"} --date "$DATE" \
+"$KGEN" catalogue make "$WORK/measured.csv" ${NKERN:+--max-kernels} ${NKERN:+"$NKERN"} ${KEEP:+--kernels} ${KEEP:+"$KEEP"} \
+    ${BASE:+--start} ${BASE:+"$BASE"} --date "$DATE" \
     --driver "$DRIVER" --command "scripts/build-catalogue.sh (training shapes $SHAPES, candidates: $FROM${NKERN:+, at most $NKERN kernels})" \
     -o "$OUT" || exit 1
 echo "build-catalogue.sh: wrote $OUT in $(($(date +%s) - t0)) s; rebuild kgen to embed it"

@@ -222,6 +222,8 @@ chmod +x "$tmp/e/cli/kgen"
 KGEN_CATALOGUE_BASE="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_TUNE=0 sh "$SCRIPT" "$tmp/e" "$tmp/ew" >"$tmp/out" 2>"$tmp/err"
 check "BASE with no tunes runs to make ($(cat "$tmp/err"))" grep -q "candidates: the kernels of catalogue/sm_90.txt)" \
     "$tmp/make-args"
+check "... make starts from BASE's kernels (--start)" \
+    test "$(grep -A1 -x -- --start "$tmp/make-args" | tail -n 1)" = catalogue/sm_90.txt
 cp "$tmp/base.cfg" "$tmp/ew2.cfg" && mkdir -p "$tmp/ew2" && mv "$tmp/ew2.cfg" "$tmp/ew2/candidates.txt"
 printf '# kgen tune'"'"'s winners\nmatmul_warp bm=32 bn=32\n' >>"$tmp/ew2/candidates.txt"
 printf 'tune01 100 100 100\ntune02 200 200 200\ntune03 300 300 300\n' >"$tmp/ew2/tune-shapes.txt"
@@ -230,6 +232,14 @@ KGEN_CATALOGUE_BASE="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_TUNE=0 sh "$SCRIPT
 check "BASE resumed with winners listed: the header says so ($(grep -- "training shapes" "$tmp/make-args"))" \
     grep -q "candidates: the kernels of catalogue/sm_90.txt, with kgen tune's winners at 3 shapes furthest below cuBLAS)" \
     "$tmp/make-args"
+# a rebuild keeps at most KGEN_CATALOGUE_KERNELS: fewer than BASE's kernels refused before anything is made
+rm -f "$tmp/tune-args"
+KGEN_CATALOGUE_BASE="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_KERNELS=3 sh "$SCRIPT" "$tmp/e" "$tmp/ew4" >"$tmp/out" \
+    2>"$tmp/err"
+check "BASE with more kernels than KGEN_CATALOGUE_KERNELS exits 2" test $? = 2
+check "... saying so" grep -q "KGEN_CATALOGUE_KERNELS: 3 is fewer than the $(grep -c '^kernel ' "$SRC/catalogue/sm_90.txt") kernels" "$tmp/err"
+check "... before anything is made" test ! -e "$tmp/ew4"
+check "... or timed" test ! -e "$tmp/tune-args"
 # step 2b needs kgen-bench (cuBLAS's times): without it, refused before any timing
 rm -f "$tmp/make-args" "$tmp/tune-args"
 KGEN_CATALOGUE_BASE="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_TUNE=2 sh "$SCRIPT" "$tmp/e" "$tmp/ew3" >"$tmp/out" 2>"$tmp/err"

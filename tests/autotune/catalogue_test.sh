@@ -169,6 +169,39 @@ expect 2 "keeps that catalogue's kernels" catalogue make "$DATA" --kernels "$tmp
 expect 1 "cannot open" catalogue make "$DATA" --kernels "$tmp/none.txt" --date 2026-11-25 -o "$tmp/x.txt"
 check "--kernels: nothing written on an error" test ! -e "$tmp/x.txt"
 
+# --start (a rebuild): the catalogue's kernels, improved by swaps, where they score better than the choice from
+# scratch, by the regret both minimise; its report gives both, and what was kept is the lower
+start_report() { sed -n 's/.*--start [^ ]*: \(.*\) ([0-9]* of its kernels swapped; regret both minimise, geometric mean \([0-9.]*\), from scratch \([0-9.]*\)).*/\1|\2|\3/p' "$1"; }
+"$KGEN" catalogue make "$DATA" --max-kernels 3 --start "$tmp/rev.txt" --date 2026-11-25 -o "$tmp/st.txt" 2>"$tmp/st.err"
+check "--start: exits 0" test $? = 0
+IFS='|' read -r what sc fc <<<"$(start_report "$tmp/st.err")"
+check "--start: reports both scores ($what: $sc, from scratch $fc)" test -n "$sc" -a -n "$fc"
+check "--start: kept where it scores no worse than from scratch" \
+    awk -v w="$what" -v a="$sc" -v b="$fc" 'BEGIN { exit !((w == "kept") == (a + 0 <= b + 0)) }'
+check "--start: the header says which" grep -q "^# A rebuild of $tmp/rev.txt: its 3 kernels\|^# Chosen from scratch: the kernels of $tmp/rev.txt" \
+    "$tmp/st.txt"
+# one kernel, the slowest on geometric mean of those timed at every pair, to start from: three kernels from
+# scratch score better
+# shellcheck disable=SC2016 # awk programs: their $i are awk's fields
+id=$(awk '/^time /{ for (i = 6; i <= NF; i++) if ($i == "-") gone[i] = 1; else s[i] += log($i) }
+    END { for (i in s) if (!(i in gone) && (b == "" || s[i] > s[b])) b = i; print b - 5 }' "$tmp/all.txt")
+# shellcheck disable=SC2016
+{ grep -v '^kernel \|^time ' "$tmp/cat.txt"; grep "^kernel $id " "$tmp/all.txt" | sed 's/^kernel [0-9]* /kernel 1 /'
+  awk -v c="$((5 + id))" '/^time /{ print $1, $2, $3, $4, $5, $c }' "$tmp/all.txt"; } >"$tmp/one.txt"
+check "the one-kernel start is a catalogue of one kernel (kernel $id of all)" test "$(grep -c '^kernel ' "$tmp/one.txt")" = 1
+"$KGEN" catalogue make "$DATA" --max-kernels 3 --start "$tmp/one.txt" --date 2026-11-25 -o "$tmp/st1.txt" 2>"$tmp/st1.err"
+IFS='|' read -r what sc fc <<<"$(start_report "$tmp/st1.err")"
+check "--start of one slow kernel: the choice from scratch kept ($what: $sc, from scratch $fc)" \
+    test "$what" = "a choice from scratch scored better"
+check "... the same kernels as without --start" test "$(cut_kernels "$tmp/st1.txt")" = "$(cut_kernels "$tmp/cat.txt")"
+expect 2 "--kernels keeps that catalogue's kernels; --start improves on another's" catalogue make "$DATA" \
+    --kernels "$tmp/cat.txt" --start "$tmp/rev.txt" --date 2026-11-25 -o "$tmp/x.txt"
+expect 2 "$tmp/rev.txt has 3 kernels, more than --max-kernels (2)" catalogue make "$DATA" --start "$tmp/rev.txt" \
+    --max-kernels 2 --date 2026-11-25 -o "$tmp/x.txt"
+expect 2 "kernel 2 of $tmp/other.txt" catalogue make "$DATA" --start "$tmp/other.txt" --date 2026-11-25 -o "$tmp/x.txt"
+expect 1 "cannot open" catalogue make "$DATA" --start "$tmp/none.txt" --date 2026-11-25 -o "$tmp/x.txt"
+check "--start: nothing written on an error" test ! -e "$tmp/x.txt"
+
 # the tuner's default strategy measures the catalogue's picks for the shape first (autotune/README.md):
 # with this three-kernel catalogue, its kernels that the default space holds are among the first 4 timed
 KGEN_CATALOGUE=$tmp/cat.txt "$KGEN" tune --dry-run --arch sm_90 --m 512 --n 512 --k 512 --layout nn --budget 4 \

@@ -1,0 +1,89 @@
+/*
+ * test_exchange.c -- make's choice of a catalogue's kernels on small tables,
+ * no GPU: the greedy cover (kgi_cat_greedy), the swaps after it
+ * (kgi_cat_exchange) and the sum both lower (kgi_cat_cost).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "autotune/catalogue.h"
+#include "testutil.h"
+
+#define NOT INFINITY /* no time: the kernel cannot run there */
+
+static int has(const int *pick, int n, int k)
+{
+    for (int i = 0; i < n; i++)
+        if (pick[i] == k)
+            return 1;
+    return 0;
+}
+
+int main(void)
+{
+    /* The greedy cover's trap: kernel 0 is fair everywhere (1.2 of the best), kernels 1 and 2 the best on
+     * half the pairs each and unable to run on the other half. With room for two, the greedy cover takes
+     * kernel 0 first (it alone covers every pair), then one of 1 and 2; the set {1, 2} is the best at every
+     * pair, and one swap reaches it. */
+    enum { NC = 3, NP = 4 };
+    const double t[NC * NP] = {
+        1.2, 1.2, 1.2, 1.2, /* kernel 0 */
+        1.0, 1.0, NOT, NOT, /* kernel 1 */
+        NOT, NOT, 1.0, 1.0, /* kernel 2 */
+    };
+    int pick[NC];
+    int n = kgi_cat_greedy(t, NULL, NC, NP, 2, 0.0, INFINITY, pick);
+    CHECK(n == 2);
+    CHECK(pick[0] == 0);
+    double before = kgi_cat_cost(t, NULL, NC, NP, pick, n);
+    CHECK_MSG(fabs(before - 2 * log(1.2)) < 1e-9, "greedy's sum %g, expected 2 log 1.2", before);
+    int swaps = kgi_cat_exchange(t, NULL, NC, NP, INFINITY, pick, n);
+    CHECK_MSG(swaps == 1, "%d swaps", swaps);
+    CHECK(has(pick, n, 1) && has(pick, n, 2));
+    CHECK_MSG(fabs(kgi_cat_cost(t, NULL, NC, NP, pick, n)) < 1e-12, "sum after the swap %g, expected 0",
+              kgi_cat_cost(t, NULL, NC, NP, pick, n));
+    /* the set is the best everywhere: nothing more to swap */
+    CHECK(kgi_cat_exchange(t, NULL, NC, NP, INFINITY, pick, n) == 0);
+
+    /* The choice is the one the predictions rank first, not the set's fastest: kernel 2 is predicted the
+     * fastest everywhere and measured 3 times the best at pair 1, so a set holding it chooses it there. The
+     * swap of 2 for 1 (predicted slower than 2 and 3, the best at both pairs) lowers the sum most, to 0;
+     * swapping 0 out changes nothing while 2 stays (it stays the choice). */
+    enum { NC2 = 4, NP2 = 2 };
+    const double t2[NC2 * NP2] = {
+        2.0, 2.0, /* kernel 0 */
+        1.0, 1.0, /* kernel 1 */
+        1.0, 3.0, /* kernel 2 */
+        1.0, 1.1, /* kernel 3 */
+    };
+    const double pred2[NC2 * NP2] = {
+        2.0, 2.0, /* kernel 0 */
+        1.5, 1.5, /* kernel 1 */
+        1.0, 1.0, /* kernel 2 */
+        1.2, 1.2, /* kernel 3 */
+    };
+    int p2[2] = {0, 1}; /* 1 chosen by every pair; 0 idle */
+    CHECK(fabs(kgi_cat_cost(t2, pred2, NC2, NP2, p2, 2)) < 1e-12);
+    int p3[2] = {0, 2}; /* 2 chosen by every pair: 3 times the best at pair 1 */
+    CHECK(fabs(kgi_cat_cost(t2, pred2, NC2, NP2, p3, 2) - log(3.0)) < 1e-12);
+    swaps = kgi_cat_exchange(t2, pred2, NC2, NP2, INFINITY, p3, 2);
+    CHECK_MSG(swaps == 1, "%d swaps", swaps);
+    CHECK(has(p3, 2, 0) && has(p3, 2, 1));
+    CHECK(fabs(kgi_cat_cost(t2, pred2, NC2, NP2, p3, 2)) < 1e-12);
+
+    /* The `worst` rule, as the greedy cover's: a swap that would make a pair's choice more than `worst`
+     * times its best, and worse than before, is not made, whatever it gains elsewhere. Kernel 1 is the
+     * best at three pairs and 2.5 times the best at the fourth, where kernel 0 is the best. */
+    enum { NC3 = 3, NP3 = 4 };
+    const double t3[NC3 * NP3] = {
+        1.5, 1.5, 1.5, 1.0, /* kernel 0 */
+        1.0, 1.0, 1.0, 2.5, /* kernel 1 */
+        1.4, 1.4, 1.4, 1.9, /* kernel 2 */
+    };
+    int p4[1] = {2};
+    CHECK(kgi_cat_exchange(t3, NULL, NC3, NP3, 2.0, p4, 1) == 1 && p4[0] == 0); /* 1 barred; 0 gains */
+    int p5[1] = {2};
+    CHECK(kgi_cat_exchange(t3, NULL, NC3, NP3, INFINITY, p5, 1) == 1 && p5[0] == 1); /* without the rule, 1 */
+    TEST_DONE();
+}
