@@ -324,6 +324,12 @@ static kg_status find_kernels(const collect *c, const kgi_catalogue *k, const ch
                      kk->config);
             return KG_ERR_CONFIG;
         }
+        for (int q = 0; q < n; q++)
+            if (idx[q] == idx[n]) {
+                snprintf(err, errlen, "kernel %d of %s is its kernel %d in another spelling (%s %s)", kk->id, path,
+                         k->kernels[q].id, kk->tmpl, kk->config);
+                return KG_ERR_CONFIG;
+            }
     }
     return KG_OK;
 }

@@ -155,6 +155,14 @@ check "a respelled kernel line differs from the original" test "$(cat "$tmp/spel
 "$KGEN" catalogue make "$DATA" --kernels "$tmp/spelled.txt" --date 2026-11-25 -o "$tmp/spelled_out.txt" 2>/dev/null
 check "--kernels: a kernel in another spelling is matched by its canonical text" \
     test "$(grep '^time ' "$tmp/spelled_out.txt")" = "$(grep '^time ' "$tmp/keep.txt")"
+# one kernel twice, the second time in another spelling: named, for --kernels and --start alike
+# shellcheck disable=SC2016 # an awk program: its $i are awk's fields
+awk '/^kernel 2 /{ print; $2 = 3; t = $10; $10 = $11; $11 = t; k3 = $0; next } /^kernel 3 /{ print k3; next } { print }' \
+    "$tmp/rev.txt" >"$tmp/twice.txt"
+expect 2 "kernel 3 of $tmp/twice.txt is its kernel 2 in another spelling" catalogue make "$DATA" --kernels "$tmp/twice.txt" \
+    --date 2026-11-25 -o "$tmp/x.txt"
+expect 2 "kernel 3 of $tmp/twice.txt is its kernel 2 in another spelling" catalogue make "$DATA" --start "$tmp/twice.txt" \
+    --date 2026-11-25 -o "$tmp/x.txt"
 "$KGEN" catalogue kernels "$tmp/spelled.txt" -o "$tmp/spelled.cfg"
 check "kernels: the canonical text of each kernel" cmp -s "$tmp/spelled.cfg" "$tmp/rev.cfg"
 # an architecture kgen has no limits table for: parameters checked and made canonical, no check(), said so
