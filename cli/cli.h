@@ -94,5 +94,6 @@ int kgc_cmd_tune(int argc, char **argv); /* cli/cmd_tune.c */
 int kgc_cmd_db(int argc, char **argv);   /* cli/cmd_db.c */
 int kgc_cmd_catalogue(int argc, char **argv); /* cli/cmd_catalogue.c */
 int kgc_cmd_precompile(int argc, char **argv); /* cli/cmd_precompile.c */
+int kgc_cmd_choice(int argc, char **argv);     /* cli/cmd_choice.c */
 
 #endif

@@ -86,6 +86,17 @@ static const command commands[] = {
      "  --final-rounds R     samples per finalist, each about 2 ms of launches (default 10)\n"
      "  --top N              rows of the search's table (default 10, dry run 20; 0: all)\n"
      "  --csv | --json       the search's table (with the final times) on standard output\n"},
+    {"choice", kgc_cmd_choice,
+     "kgen choice --m M --n N --k K | --shapes FILE [--layout nn|nt|tn|tt|all] [--arch sm_XY]\n"
+     "             [--brief]\n"
+     "  Which configuration kg_matmul runs for each shape and layout (default nn), and why:\n"
+     "  a tuned entry, the catalogue's kernel and its prediction, or the model-only choice\n"
+     "  (kg_matmul_explain; minimal leading dimensions, 16-byte aligned pointers). Runs\n"
+     "  nothing. Without --arch: GPU 0 (its SM count, its tuned entries), else kgen's table\n"
+     "  for sm_90, said so; with --arch no device, so no tuned entry (they are per device).\n"
+     "  KGEN_CATALOGUE and KGEN_DB are read as kg_matmul reads them. One line per\n"
+     "  choice, `[TAG] LAYOUT MxNxK TEMPLATE CONFIG`, then the reason indented (--brief:\n"
+     "  not), so that two catalogues' choices compare with diff.\n"},
     {"precompile", kgc_cmd_precompile,
      "kgen precompile [--arch sm_XY] [--jobs J] [--catalogue FILE]\n"
      "  Compiles every kernel of the catalogue for this GPU's architecture, in every layout\n"
