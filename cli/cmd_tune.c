@@ -310,6 +310,13 @@ int kgc_read_shapes(const char *path, kgi_tune_shape **out, int *n)
     *out = NULL, *n = 0;
     while (fgets(line, sizeof line, f)) {
         lineno++;
+        if (!strchr(line, '\n') && !feof(f)) {
+            fprintf(stderr, "kgen: --shapes %s:%d: a line longer than %zu characters\n", path, lineno, sizeof line - 2);
+            fclose(f);
+            free(*out);
+            *out = NULL;
+            return -1;
+        }
         char *hash = strchr(line, '#');
         if (hash)
             *hash = '\0';
@@ -321,25 +328,33 @@ int kgc_read_shapes(const char *path, kgi_tune_shape **out, int *n)
         long v[3];
         char what[96];
         snprintf(what, sizeof what, "--shapes %s:%d", path, lineno);
-        if ((nt != 3 && nt != 4) || kgc_int(what, tok[off], 1, INT_MAX, &v[0]) || kgc_int(what, tok[off + 1], 1, INT_MAX, &v[1]) ||
-            kgc_int(what, tok[off + 2], 1, INT_MAX, &v[2])) {
+        int bad_tag = off && strlen(tok[0]) >= sizeof(*out)->tag;
+        if ((nt != 3 && nt != 4) || bad_tag || kgc_int(what, tok[off], 1, INT_MAX, &v[0]) ||
+            kgc_int(what, tok[off + 1], 1, INT_MAX, &v[1]) || kgc_int(what, tok[off + 2], 1, INT_MAX, &v[2])) {
             if (nt != 3 && nt != 4)
                 fprintf(stderr, "kgen: %s: expected 'M N K' or 'tag M N K'\n", what);
+            else if (bad_tag)
+                fprintf(stderr, "kgen: %s: the tag '%s' is longer than %zu characters\n", what, tok[0],
+                        sizeof(*out)->tag - 1);
             fclose(f);
             free(*out);
+            *out = NULL;
             return -1;
         }
         if (*n == cap) {
             cap = cap ? 2 * cap : 16;
             kgi_tune_shape *p = realloc(*out, (size_t)cap * sizeof *p);
             if (!p) {
+                fprintf(stderr, "kgen: --shapes %s: out of memory\n", path);
                 fclose(f);
+                free(*out);
+                *out = NULL;
                 return -1;
             }
             *out = p;
         }
         kgi_tune_shape *s = &(*out)[(*n)++];
-        snprintf(s->tag, sizeof s->tag, "%.31s", off ? tok[0] : "");
+        snprintf(s->tag, sizeof s->tag, "%s", off ? tok[0] : "");
         s->m = (int)v[0], s->n = (int)v[1], s->k = (int)v[2];
     }
     int bad = ferror(f);

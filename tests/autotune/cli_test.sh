@@ -94,6 +94,10 @@ expect 2 "--final must be 0..64" tune --dry-run --final -1
 expect 2 "--final-rounds must be 1..1000" tune --dry-run --final-rounds 0
 expect 2 "expected 'M N K'" tune --shapes <(echo "1 2")
 expect 2 "not an integer" tune --shapes <(printf "big 4096 4096 x\n")
+# a bad line after a good one: named, exit 2 (the list was freed twice: an abort, exit 134)
+expect 2 ":2: 'b' is not an integer" tune --dry-run --arch sm_90 --shapes <(printf "a 64 64 64\nb 64 64\n")
+expect 2 ":2: 'b' is not an integer" catalogue candidates --shapes <(printf "a 64 64 64\nb 64 64\n")
+expect 2 "is longer than 31 characters" tune --dry-run --arch sm_90 --shapes <(printf "a2345678901234567890123456789012 64 64 64\n")
 # bad input to a real run (no --dry-run): a message naming the option, exit 2,
 # and the database neither created nor changed
 "$KGEN" db import --db "$tmp/keep.db" /dev/stdin >/dev/null 2>&1 <<'ROWS'
