@@ -179,12 +179,12 @@ int kgc_parse(kg_context *ctx, int argc, char **argv, const kgc_opt *own, int ma
             if (strcmp(name, o->name) == 0 || (o->alias && strcmp(name, o->alias) == 0))
                 break;
         if (o && o->name) {
+            size_t at = (size_t)(o - own);
+            if (at < sizeof seen && seen[at]++) {
+                fprintf(stderr, "kgen: %s given twice\n", o->name);
+                return KGC_USAGE;
+            }
             if (o->has_arg) {
-                size_t at = (size_t)(o - own);
-                if (at < sizeof seen && seen[at]++) {
-                    fprintf(stderr, "kgen: %s given twice\n", o->name);
-                    return KGC_USAGE;
-                }
                 TAKE(*o->value);
                 if (!(*o->value)[0]) { /* no command option takes an empty value */
                     fprintf(stderr, "kgen: %s: empty value\n", name);
@@ -202,6 +202,7 @@ int kgc_parse(kg_context *ctx, int argc, char **argv, const kgc_opt *own, int ma
                 return KGC_USAGE;
             }
             TAKE(out->tmpl);
+            out->tmpl_given = 1;
         } else if (strcmp(name, "--template-dir") == 0) {
             if (out->template_dir) {
                 fprintf(stderr, "kgen: --template-dir given twice\n");

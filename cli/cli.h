@@ -26,6 +26,7 @@ typedef struct kgc_opt {
 /* Options every generating subcommand accepts, parsed by kgc_parse. */
 typedef struct kgc_args {
     const char *tmpl;          /* --template (default "matmul") */
+    int tmpl_given;            /* whether --template was given */
     const char *template_dir;  /* --template-dir, else KGEN_TEMPLATE_PATH */
     int arch;                  /* --arch sm_XY; 0 = the device's or sm_90 */
     char config[2048];         /* the configuration text assembled from the options */

@@ -8,7 +8,10 @@
  *   [TAG] LAYOUT MxNxK TEMPLATE CONFIG
  *       WHY                                  (unless --brief)
  *
- * so that two catalogues' choices over a shape list compare with diff.
+ * so that two catalogues' choices over a shape list compare with diff. The
+ * first choice that fails (a catalogue KGEN_CATALOGUE names that does not
+ * read, say) is reported and ends the command, with nothing on standard
+ * output.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -30,14 +33,14 @@ int kgc_cmd_choice(int argc, char **argv)
         return rc;
     kgi_tune_shape one, *list = NULL;
     int nshapes = 0;
+    FILE *mem = NULL;
+    char *buf = NULL;
+    size_t blen = 0;
     kgc_args args;
     if ((rc = kgc_parse(ctx, argc, argv, own, 0, &args)) != KGC_OK)
         goto done;
     rc = KGC_USAGE;
-    int given_template = 0;
-    for (int i = 1; i < argc; i++)
-        given_template |= strcmp(argv[i], "--template") == 0;
-    if (args.nparam > 0 || given_template) {
+    if (args.nparam > 0 || args.tmpl_given) {
         fprintf(stderr, "kgen: choice takes no template or parameters: it says which kg_matmul would run\n");
         goto done;
     }
@@ -90,10 +93,15 @@ int kgc_cmd_choice(int argc, char **argv)
     }
     if (target)
         fprintf(stderr, "kgen choice: %s\n", target);
+    rc = KGC_FAIL;
+    if (!(mem = open_memstream(&buf, &blen))) {
+        fprintf(stderr, "kgen: choice: out of memory\n");
+        goto done;
+    }
     rc = KGC_OK;
-    for (int s = 0; s < nshapes; s++) {
+    for (int s = 0; s < nshapes && rc == KGC_OK; s++) {
         const kgi_tune_shape *sh = &list[s];
-        for (int l = 0; l < nlayouts; l++) {
+        for (int l = 0; l < nlayouts && rc == KGC_OK; l++) {
             char config[1024], why[4096];
             kg_status st = kg_matmul_explain(ctx, layouts[l], sh->m, sh->n, sh->k, config, sizeof config, why,
                                              sizeof why);
@@ -111,17 +119,25 @@ int kgc_cmd_choice(int argc, char **argv)
                 rest += 2;
             else
                 rest = why;
-            printf("%s%s%s %dx%dx%d %s %s\n", sh->tag, sh->tag[0] ? " " : "", layouts[l], sh->m, sh->n, sh->k, tmpl,
-                   config);
+            fprintf(mem, "%s%s%s %dx%dx%d %s %s\n", sh->tag, sh->tag[0] ? " " : "", layouts[l], sh->m, sh->n, sh->k,
+                    tmpl, config);
             if (!brief)
-                printf("    %s\n", rest);
+                fprintf(mem, "    %s\n", rest);
         }
     }
-    if (fflush(stdout) != 0 || ferror(stdout)) {
+    if (fclose(mem) != 0 && rc == KGC_OK) {
+        fprintf(stderr, "kgen: choice: out of memory\n");
+        rc = KGC_FAIL;
+    }
+    mem = NULL;
+    if (rc == KGC_OK && (fwrite(buf, 1, blen, stdout) != blen || fflush(stdout) != 0)) {
         fprintf(stderr, "kgen: choice: writing standard output failed\n");
         rc = KGC_FAIL;
     }
 done:
+    if (mem)
+        fclose(mem);
+    free(buf);
     if (list != &one)
         free(list);
     kg_context_close(ctx);

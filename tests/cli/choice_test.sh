@@ -54,15 +54,25 @@ else
     check "... the same choice as --arch sm_90" cmp -s "$tmp/f" "$tmp/g"
 fi
 
-# bad input: named, exit 2, nothing on standard output
-expect 2 "choice needs --m, --n and --k, or --shapes FILE" choice --m 64 --n 64
-expect 2 "not both" choice --m 64 --n 64 --k 64 --shapes "$tmp/shapes.txt"
-expect 2 "--layout" choice --m 64 --n 64 --k 64 --layout xy
-expect 2 "choice takes no template or parameters" choice --m 64 --n 64 --k 64 --bm 64
-expect 2 "choice takes no template or parameters" choice --m 64 --n 64 --k 64 --template matmul_warp
-expect 2 "--m" choice --m 0 --n 64 --k 64
-expect 2 "cannot open" choice --shapes "$tmp/none.txt"
+# bad input: named, exit 2 (1 where the catalogue does not read), nothing on standard output
+quiet() { expect "$@"; check "... nothing on standard output ($3 ${4:-})" test ! -s "$tmp/out"; }
+quiet 2 "choice needs --m, --n and --k, or --shapes FILE" choice --m 64 --n 64
+quiet 2 "not both" choice --m 64 --n 64 --k 64 --shapes "$tmp/shapes.txt"
+quiet 2 "--layout" choice --m 64 --n 64 --k 64 --layout xy
+quiet 2 "choice takes no template or parameters" choice --m 64 --n 64 --k 64 --bm 64
+quiet 2 "choice takes no template or parameters" choice --m 64 --n 64 --k 64 --template matmul_warp
+quiet 2 "choice takes no template or parameters" choice --m 64 --n 64 --k 64 --template=matmul_warp
+quiet 2 "--brief given twice" choice --m 64 --n 64 --k 64 --brief --brief
+quiet 2 "--m" choice --m 0 --n 64 --k 64
+quiet 2 "cannot open" choice --shapes "$tmp/none.txt"
 : >"$tmp/empty.txt"
-expect 2 "has no shapes" choice --shapes "$tmp/empty.txt"
-check "... no partial output" test ! -s "$tmp/out"
+quiet 2 "has no shapes" choice --shapes "$tmp/empty.txt"
+# a bad line after a good one (the shapes reader freed its list twice: an abort)
+printf 'a 64 64 64\nb 64 64\n' >"$tmp/badline.txt"
+quiet 2 "--shapes $tmp/badline.txt:2: 'b' is not an integer" choice --shapes "$tmp/badline.txt" --arch sm_90
+printf 'a2345678901234567890123456789012 64 64 64\n' >"$tmp/longtag.txt"
+quiet 2 "the tag 'a2345678901234567890123456789012' is longer than 31 characters" choice --shapes "$tmp/longtag.txt" \
+    --arch sm_90
+KGEN_CATALOGUE=$tmp/none.txt quiet 1 "KGEN_CATALOGUE" choice --shapes "$tmp/shapes.txt" --layout all --arch sm_90
+check "... one error, not one per shape and layout" test "$(grep -c KGEN_CATALOGUE "$tmp/err")" = 1
 finish
