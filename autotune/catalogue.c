@@ -122,9 +122,9 @@ int kgi_cat_exchange(const double *t, const double *pred, int nc, int np, double
     const double *e_of = pred ? pred : t;
     double *best = malloc((size_t)np * sizeof *best);
     int *first = malloc((size_t)np * sizeof *first), *second = malloc((size_t)np * sizeof *second);
-    char *used = calloc((size_t)nc + 1, 1);
+    int *pos = malloc(((size_t)nc + 1) * sizeof *pos); /* a kernel's place in pick[], -1: not in the set */
     int swaps = 0;
-    if (!best || !first || !second || !used)
+    if (!best || !first || !second || !pos)
         goto done;
     for (int p = 0; p < np; p++) {
         best[p] = INFINITY;
@@ -132,8 +132,10 @@ int kgi_cat_exchange(const double *t, const double *pred, int nc, int np, double
             if (t[(size_t)c * np + p] > 0 && t[(size_t)c * np + p] < best[p])
                 best[p] = t[(size_t)c * np + p];
     }
+    for (int c = 0; c < nc; c++)
+        pos[c] = -1;
     for (int q = 0; q < n; q++)
-        used[pick[q]] = 1;
+        pos[pick[q]] = q;
     /* each kernel of the set swapped in turn is a kernel left out: at most nc - n gainful swaps per place, a
      * bound that a strictly falling sum never reaches */
     for (int round = 0; round < n * (nc - n) + 1; round++) {
@@ -142,21 +144,24 @@ int kgi_cat_exchange(const double *t, const double *pred, int nc, int np, double
         double bg = 1e-9;
         for (int s = 0; s < n; s++) {
             for (int c = 0; c < nc; c++) {
-                if (used[c])
+                if (pos[c] >= 0)
                     continue;
                 double g = 0;
                 for (int p = 0; p < np && isfinite(g); p++) {
                     if (!isfinite(best[p]))
                         continue;
+                    /* c takes place s: it is the choice where its prediction is the lowest, and on a tie
+                     * where it comes first (set_choices' and kgi_cat_cost's order) */
                     int k = first[p], r = k == pick[s] ? second[p] : k, ch = r;
                     double v = t[(size_t)c * np + p], e = e_of[(size_t)c * np + p];
-                    if (v > 0 && isfinite(v) && isfinite(e) && (r < 0 || e < e_of[(size_t)r * np + p]))
+                    if (v > 0 && isfinite(v) && isfinite(e) &&
+                        (r < 0 || e < e_of[(size_t)r * np + p] || (e == e_of[(size_t)r * np + p] && s < pos[r])))
                         ch = c;
                     if (ch == k)
                         continue;
                     double before = k >= 0 ? log(t[(size_t)k * np + p] / best[p]) : log(KGI_CAT_UNCOVERED);
                     double after = ch >= 0 ? log(t[(size_t)ch * np + p] / best[p]) : log(KGI_CAT_UNCOVERED);
-                    if (after > before && after > log(worst))
+                    if (k >= 0 && after > before && after > log(worst))
                         g = -INFINITY; /* the greedy cover's rule */
                     else
                         g += before - after;
@@ -167,16 +172,23 @@ int kgi_cat_exchange(const double *t, const double *pred, int nc, int np, double
         }
         if (bs < 0)
             break;
-        used[pick[bs]] = 0;
-        used[bc] = 1;
+        /* the gain above is the change of kgi_cat_cost; a swap that would not lower it ends the search */
+        double before = kgi_cat_cost(t, pred, nc, np, pick, n);
+        int out = pick[bs];
         pick[bs] = bc;
+        if (!(kgi_cat_cost(t, pred, nc, np, pick, n) < before)) {
+            pick[bs] = out;
+            break;
+        }
+        pos[out] = -1;
+        pos[bc] = bs;
         swaps++;
     }
 done:
     free(best);
     free(first);
     free(second);
-    free(used);
+    free(pos);
     return swaps;
 }
 

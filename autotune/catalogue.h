@@ -61,7 +61,8 @@ typedef struct kgi_cat_make_opts {
                                    catalogue measured again: after a template change, or on another GPU) */
     const char *keep_path;      /* its file, for the header and errors */
     const kgi_catalogue *start; /* or NULL: a rebuild of this catalogue; its kernels (all measured), improved by
-                                   kgi_cat_exchange, are chosen where they score better than a choice from scratch */
+                                   kgi_cat_exchange, are chosen where they score better than a choice from scratch
+                                   (a pair they leave above max_regret may stay there: it is not made worse) */
     const char *start_path;
 } kgi_cat_make_opts;
 
@@ -72,9 +73,9 @@ typedef struct kgi_cat_make_report {
     /* kg_matmul's choice from the set at each pair left out of its own prediction */
     double loo_geomean, loo_worst;
     char loo_worst_pair[96];
-    /* with a start: the swaps made to it, and the mean log regret (kgi_cat_cost / pairs) of it and of the choice
-     * from scratch; from_start when it was kept */
-    int start_swaps, from_start;
+    /* with a start: how many of its kernels the swaps replaced, and the mean log regret (kgi_cat_cost / pairs) of
+     * it and of the choice from scratch; from_start when it was kept */
+    int start_replaced, from_start;
     double start_cost, scratch_cost;
 } kgi_cat_make_report;
 

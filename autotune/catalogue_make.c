@@ -208,14 +208,14 @@ static void write_catalogue(FILE *f, const collect *c, const kline *kl, const do
                 100 * (rep->worst_regret - 1), rep->worst_pair[0] ? rep->worst_pair : "none");
     if (rep && o->start && rep->from_start)
         fprintf(f,
-                "# A rebuild of %s: its %d kernels, %d of them swapped for other measured kernels, kept over a\n"
+                "# A rebuild of %s: its %d kernels, %d of them replaced by other measured kernels, kept over a\n"
                 "# choice from scratch by the regret both minimise (geometric mean %.4f against %.4f).\n",
-                o->start_path, n, rep->start_swaps, exp(rep->start_cost), exp(rep->scratch_cost));
+                o->start_path, n, rep->start_replaced, exp(rep->start_cost), exp(rep->scratch_cost));
     else if (rep && o->start)
         fprintf(f,
-                "# Chosen from scratch: the kernels of %s, %d of them swapped, scored worse by the regret both\n"
+                "# Chosen from scratch: the kernels of %s, %d of them replaced, scored worse by the regret both\n"
                 "# minimise (geometric mean %.4f against %.4f).\n",
-                o->start_path, rep->start_swaps, exp(rep->start_cost), exp(rep->scratch_cost));
+                o->start_path, rep->start_replaced, exp(rep->start_cost), exp(rep->scratch_cost));
     fprintf(f, "kgen-catalogue 1\narch %d\nsms %d\ndevice %s\ndriver %s\ndate %s\ncommand %s\n", c->cc, c->sm_count,
             c->seen_device, o->driver && o->driver[0] ? o->driver : "unknown", o->date, o->command);
     fprintf(f, "# kernel ID TEMPLATE NEEDS TILE_M TILE_N KSLICES PERSISTENT BPS CONFIG\n");
@@ -429,7 +429,18 @@ kg_status kgi_catalogue_make(const char *export_text, size_t len, const kgi_cat_
                 goto done;
             }
             int ns = o->start->nkernels;
-            rep->start_swaps = kgi_cat_exchange(t, pred, c.nk, c.np, worst, from, ns);
+            char *was = calloc((size_t)c.nk, 1);
+            if (!was) {
+                free(from);
+                st = KG_ERR_NOMEM;
+                goto done;
+            }
+            for (int i = 0; i < ns; i++)
+                was[from[i]] = 1;
+            kgi_cat_exchange(t, pred, c.nk, c.np, worst, from, ns);
+            for (int i = 0; i < ns; i++)
+                rep->start_replaced += !was[from[i]];
+            free(was);
             rep->scratch_cost = kgi_cat_cost(t, pred, c.nk, c.np, pick, n) / c.np;
             rep->start_cost = kgi_cat_cost(t, pred, c.nk, c.np, from, ns) / c.np;
             if (rep->start_cost <= rep->scratch_cost) {

@@ -80,11 +80,8 @@ static int candidates(int argc, char **argv)
     char names[KGI_SPACE_MAX_TEMPLATES][64];
     const char *tmpls[KGI_SPACE_MAX_TEMPLATES];
     int nt = kgi_space_templates(ctx->host, o.template_path, names, KGI_SPACE_MAX_TEMPLATES);
-    /* --template T: only T (kgc_parse's args.tmpl has a default, so look for the option itself) */
-    int given = 0;
-    for (int i = 1; i < argc; i++)
-        given |= strcmp(argv[i], "--template") == 0;
-    if (given) {
+    /* --template T: only T */
+    if (args.tmpl_given) {
         tmpls[0] = args.tmpl, nt = 1;
     } else {
         for (int i = 0; i < nt; i++)
@@ -239,11 +236,13 @@ static int make(int argc, char **argv)
         if ((rc = read_catalogue("catalogue make --start", start, kgc_template_path(&args), &started)) != KGC_OK)
             goto done;
         rc = KGC_USAGE;
-        if (started->nkernels > o.max_kernels) {
+        if (maxk && started->nkernels > o.max_kernels) {
             fprintf(stderr, "kgen: catalogue make --start: %s has %d kernels, more than --max-kernels (%d)\n", start,
                     started->nkernels, o.max_kernels);
             goto done;
         }
+        if (!maxk && started->nkernels > o.max_kernels) /* a rebuild keeps as many kernels unless told */
+            o.max_kernels = started->nkernels;
         rc = KGC_FAIL;
         o.start = started;
         o.start_path = start;
@@ -289,9 +288,9 @@ static int make(int argc, char **argv)
                 rep.loo_worst_pair[0] ? rep.loo_worst_pair : "none", 100 * (rep.geomean_regret - 1),
                 100 * (rep.worst_regret - 1), rep.worst_pair[0] ? rep.worst_pair : "none");
     if (start)
-        fprintf(stderr, "kgen catalogue: --start %s: %s (%d of its kernels swapped; regret both minimise, geometric mean"
+        fprintf(stderr, "kgen catalogue: --start %s: %s (%d of its kernels replaced; regret both minimise, geometric mean"
                         " %.4f, from scratch %.4f)\n",
-                start, rep.from_start ? "kept" : "a choice from scratch scored better", rep.start_swaps,
+                start, rep.from_start ? "kept" : "a choice from scratch scored better", rep.start_replaced,
                 exp(rep.start_cost), exp(rep.scratch_cost));
     rc = KGC_OK;
 done:

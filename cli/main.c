@@ -144,7 +144,8 @@ static const command commands[] = {
      "      CATALOGUE's kernels, in its order (a catalogue measured again: after a template\n"
      "      change, or on another GPU of its architecture). --start (a rebuild) also swaps\n"
      "      from CATALOGUE's kernels, all measured in EXPORT, and keeps them where they then\n"
-     "      score better than the choice from scratch.\n"
+     "      score better than the choice from scratch; a pair they leave more than R times\n"
+     "      slower is not made worse, and may stay so. N is at least their count unless given.\n"
      "  kernels CATALOGUE [--layout L] [-o FILE]\n"
      "      the catalogue's kernels as a --configs list, in its order; with --layout, only\n"
      "      those kg_matmul runs in layout L (those with times there), each with layout=L.\n"},

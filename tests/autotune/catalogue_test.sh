@@ -179,7 +179,7 @@ check "--kernels: nothing written on an error" test ! -e "$tmp/x.txt"
 
 # --start (a rebuild): the catalogue's kernels, improved by swaps, where they score better than the choice from
 # scratch, by the regret both minimise; its report gives both, and what was kept is the lower
-start_report() { sed -n 's/.*--start [^ ]*: \(.*\) ([0-9]* of its kernels swapped; regret both minimise, geometric mean \([0-9.]*\), from scratch \([0-9.]*\)).*/\1|\2|\3/p' "$1"; }
+start_report() { sed -n 's/.*--start [^ ]*: \(.*\) ([0-9]* of its kernels replaced; regret both minimise, geometric mean \([0-9.]*\), from scratch \([0-9.]*\)).*/\1|\2|\3/p' "$1"; }
 "$KGEN" catalogue make "$DATA" --max-kernels 3 --start "$tmp/rev.txt" --date 2026-11-25 -o "$tmp/st.txt" 2>"$tmp/st.err"
 check "--start: exits 0" test $? = 0
 IFS='|' read -r what sc fc <<<"$(start_report "$tmp/st.err")"

@@ -85,5 +85,30 @@ int main(void)
     CHECK(kgi_cat_exchange(t3, NULL, NC3, NP3, 2.0, p4, 1) == 1 && p4[0] == 0); /* 1 barred; 0 gains */
     int p5[1] = {2};
     CHECK(kgi_cat_exchange(t3, NULL, NC3, NP3, INFINITY, p5, 1) == 1 && p5[0] == 1); /* without the rule, 1 */
+
+    /* Ties: the set's choice is the kernel of the lowest prediction, the earlier in pick[] on a tie. Kernel 2
+     * (C) predicted as fast as kernel 1 (B) at pair 0 is 4 times slower there; put in kernel 0's place it
+     * comes first and is chosen there, so no swap lowers the sum (a gain counted as if it lost the tie made
+     * the swap, and raised the sum). */
+    enum { NC4 = 3, NP4 = 2 };
+    const double t4[NC4 * NP4] = {4, 2, /* A */ 2, 4, /* B */ 8, 1 /* C */};
+    const double pred4[NC4 * NP4] = {5, 2, /* A */ 1, 4, /* B */ 1, 1 /* C */};
+    int p6[2] = {0, 1};
+    double c6 = kgi_cat_cost(t4, pred4, NC4, NP4, p6, 2);
+    CHECK(fabs(c6 - log(2.0)) < 1e-12);
+    swaps = kgi_cat_exchange(t4, pred4, NC4, NP4, INFINITY, p6, 2);
+    CHECK_MSG(swaps == 0 && p6[0] == 0 && p6[1] == 1, "%d swaps, set {%d, %d}", swaps, p6[0], p6[1]);
+    CHECK(kgi_cat_cost(t4, pred4, NC4, NP4, p6, 2) <= c6);
+
+    /* The `worst` rule binds only where the set had a choice (the greedy cover's rule): a pair it left
+     * uncovered may get one more than `worst` times its best. Kernel 0 is the best at pairs 0 and 1 and 10
+     * times the best at pair 2; kernel 1 runs nowhere. Greedy with room for one takes kernel 0; the swaps
+     * from {1} reach it too. */
+    enum { NC5 = 3, NP5 = 3 };
+    const double t5[NC5 * NP5] = {1, 1, 20, /* kernel 0 */ NOT, NOT, NOT, /* kernel 1 */ NOT, NOT, 2 /* kernel 2 */};
+    int g5[1];
+    CHECK(kgi_cat_greedy(t5, NULL, NC5, NP5, 1, 0.0, 2.0, g5) == 1 && g5[0] == 0);
+    int p7[1] = {1};
+    CHECK_MSG(kgi_cat_exchange(t5, NULL, NC5, NP5, 2.0, p7, 1) == 1 && p7[0] == 0, "set {%d}", p7[0]);
     TEST_DONE();
 }
