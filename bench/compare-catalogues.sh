@@ -28,7 +28,10 @@
 # run-to-run noise the changes are to be read against). OUT_DIR
 # (default: a new temporary directory) keeps every CSV.
 # KGEN_BENCH_SETS (default "grid suite heldout") and KGEN_BENCH_LAYOUTS
-# (default "nn nt tn tt") pick a part.
+# (default "nn nt tn tt") pick a part. KGEN_COMPARE_CHANGED=1 times only the
+# shapes whose kernel the two files choose differently (`kgen choice`, before
+# any timing; written to OUT_DIR/changed-SET-LAYOUT.txt): a fraction of the GPU
+# time, and no drift; a set and layout where no choice differs is said so.
 # CATALOGUE must be for the GPU's architecture (its `arch` line): libkgen
 # takes KGEN_CATALOGUE only as the catalogue of its own architecture.
 # Exit status: 0 every run correct; 1 a run failed or a result was wrong
@@ -66,6 +69,9 @@ for s in $SETS; do
     case $s in grid|suite|heldout) ;; *) echo "compare-catalogues.sh: KGEN_BENCH_SETS: unknown set '$s' (grid, suite, heldout)" >&2; exit 2 ;; esac
 done
 check_layouts
+CHANGED=${KGEN_COMPARE_CHANGED:-}
+case $CHANGED in '' | 0 | 1) ;; *) echo "compare-catalogues.sh: KGEN_COMPARE_CHANGED: 1 or 0, not '$CHANGED'" >&2; exit 2 ;; esac
+[ "$CHANGED" != 0 ] || CHANGED=
 SEED=${KGEN_COMPARE_SEED:-$(date -u +%Y%m%d)}
 case $SEED in '' | *[!0-9]*) echo "compare-catalogues.sh: KGEN_COMPARE_SEED: not a number '$SEED'" >&2; exit 2 ;; esac
 HELD=
@@ -121,22 +127,65 @@ case " $SETS " in
         fi ;;
 esac
 
+# changed_shapes SHAPES LAYOUT: the lines of SHAPES (as kgen reads them: '#' comments, blank lines skipped)
+# whose kernel kg_matmul chooses differently with CAT than with the embedded catalogue, by `kgen choice`
+changed_shapes() {
+    "$KGEN" choice --shapes "$1" --layout "$2" --brief > "$OUT/choice-old.txt" &&
+        KGEN_CATALOGUE=$CAT "$KGEN" choice --shapes "$1" --layout "$2" --brief > "$OUT/choice-new.txt" || return 1
+    awk 'FILENAME == ARGV[1] { old[FNR] = $0; next }
+         FILENAME == ARGV[2] { new[FNR] = $0; next }
+         { sub(/#.*/, "") } NF == 0 { next }
+         { i++; if (old[i] != new[i]) print }' "$OUT/choice-old.txt" "$OUT/choice-new.txt" "$1"
+    rm -f "$OUT/choice-old.txt" "$OUT/choice-new.txt"
+}
+
+shapes_of() {
+    case $1 in
+        grid) echo bench/grid.txt ;;
+        suite) echo bench/shapes.txt ;;
+        heldout) echo "$OUT/heldout.txt" ;;
+    esac
+}
 rc=0
 RAN=
+UNCHANGED=
+NOCHOICE=
+# KGEN_COMPARE_CHANGED: every list of changed shapes before any GPU time is spent
+if [ -n "$CHANGED" ]; then
+    for s in $SETS; do
+        for l in $LAYOUTS; do
+            rm -f "$OUT/changed-$s-$l.txt"
+            if ! changed_shapes "$(shapes_of "$s")" "$l" > "$OUT/changed-$s-$l.new"; then
+                rc=1
+                NOCHOICE="$NOCHOICE $s-$l"
+                echo "  kgen choice failed for $s in layout $l" >&2
+                continue
+            fi
+            mv "$OUT/changed-$s-$l.new" "$OUT/changed-$s-$l.txt" || exit 1
+        done
+    done
+fi
 for s in $SETS; do
-    case $s in
-        grid) shapes=bench/grid.txt ;;
-        suite) shapes=bench/shapes.txt ;;
-        heldout) shapes=$OUT/heldout.txt ;;
-    esac
+    shapes=$(shapes_of "$s")
     for l in $LAYOUTS; do
-        echo "== $s, layout $l: the embedded catalogue, then $CAT_NAME"
-        RAN="$RAN $s-$l"
         # this run's results only: a CSV left by an earlier run into OUT_DIR goes first
         rm -f "$OUT/old-$s-$l.csv" "$OUT/new-$s-$l.csv"
-        "$BENCH" --no-db --shapes "$shapes" --layout "$l" --csv "$OUT/old-$s-$l.csv" > "$OUT/old-$s-$l.txt" 2>&1 ||
+        run=$shapes
+        if [ -n "$CHANGED" ]; then
+            run=$OUT/changed-$s-$l.txt
+            [ -e "$run" ] || continue    # kgen choice failed: named in the summary
+            if [ ! -s "$run" ]; then
+                echo "== $s, layout $l: the two files choose the same kernel for every shape: nothing to time"
+                UNCHANGED="$UNCHANGED $s-$l"
+                continue
+            fi
+            echo "== $s, layout $l: $(wc -l < "$run") shapes whose kernel differs ($run)"
+        fi
+        echo "== $s, layout $l: the embedded catalogue, then $CAT_NAME"
+        RAN="$RAN $s-$l"
+        "$BENCH" --no-db --shapes "$run" --layout "$l" --csv "$OUT/old-$s-$l.csv" > "$OUT/old-$s-$l.txt" 2>&1 ||
             { rc=1; echo "  kgen-bench failed or a result was wrong with the embedded catalogue: $OUT/old-$s-$l.txt" >&2; }
-        KGEN_CATALOGUE=$CAT "$BENCH" --no-db --shapes "$shapes" --layout "$l" --csv "$OUT/new-$s-$l.csv" \
+        KGEN_CATALOGUE=$CAT "$BENCH" --no-db --shapes "$run" --layout "$l" --csv "$OUT/new-$s-$l.csv" \
             > "$OUT/new-$s-$l.txt" 2>&1 ||
             { rc=1; echo "  kgen-bench failed or a result was wrong with $CAT_NAME: $OUT/new-$s-$l.txt" >&2; }
     done
@@ -188,7 +237,15 @@ done
     echo "# bench/compare-catalogues.sh: the embedded catalogue (old) against $CAT_NAME (new), no tuning database"
     echo "# $("$BENCH" --device-name 2> /dev/null || echo "unknown GPU"), $(date -u +%Y-%m-%dT%H:%MZ)," \
         "source tree $(git rev-parse --short HEAD 2> /dev/null || echo unknown)"
+    [ -z "$CHANGED" ] || echo "# only the shapes whose kernel the two files choose differently were timed" \
+        "(KGEN_COMPARE_CHANGED: OUT_DIR/changed-SET-LAYOUT.txt); 'shapes' counts those"
     [ $# -eq 0 ] || summarize "$@"
+    for sl in $UNCHANGED; do
+        echo "$sl: the same kernel for every shape with both files (kgen choice): not timed"
+    done
+    for sl in $NOCHOICE; do
+        echo "$sl: not compared (kgen choice failed)"
+    done
     for sl in $missing; do
         echo "$sl: not compared (no result from kgen-bench with one of the files: $OUT/old-$sl.txt, $OUT/new-$sl.txt)"
     done

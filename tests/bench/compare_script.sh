@@ -17,9 +17,21 @@ CAT=$SRC/catalogue/sm_90.txt
 # runs kernel "b" in 0.5 ms (2.0 of cuBLAS), and s3, which runs "c" in 4.0 ms; the shape tagged $WRONG (none
 # unless set) has a wrong result with KGEN_CATALOGUE; with FAILNEW set, a run with KGEN_CATALOGUE fails in
 # layout nn and writes no CSV
+# kgen choice answers kernel "a" for every shape, and with KGEN_CATALOGUE "b" for s2 and "c" for s3, as the
+# stand-in kgen-bench runs them
 mkdir -p "$T/b/bench" "$T/b/cli"
-# shellcheck disable=SC2016 # the stand-in's own $1 and ARCH
-printf '#!/bin/sh\n[ "$1" = device ] && echo "  Compute capability    9.0 (sm_${ARCH:-90})"\n' > "$T/b/cli/kgen"
+cat > "$T/b/cli/kgen" <<'STANDIN'
+#!/bin/sh
+[ "$1" = device ] && echo "  Compute capability    9.0 (sm_${ARCH:-90})"
+if [ "$1" = choice ]; then
+    while [ $# -gt 0 ]; do case $1 in --shapes) shapes=$2; shift ;; --layout) layout=$2; shift ;; esac; shift; done
+    [ -n "${FAILCHOICE:-}" ] && { echo "kgen: choice: stand-in failure" >&2; exit 1; }
+    awk -v l="$layout" -v new="${KGEN_CATALOGUE:+1}" '{ sub(/#.*/, "") } NF == 0 { next }
+        { k = "a"; if (new && $1 == "s2") k = "b"; if (new && $1 == "s3") k = "c"
+          printf "%s %s %sx%sx%s matmul_warp %s layout=%s\n", $1, l, $2, $3, $4, k, l }' "$shapes"
+fi
+exit 0
+STANDIN
 chmod +x "$T/b/cli/kgen"
 cat > "$T/b/bench/kgen-bench" <<'STANDIN'
 #!/bin/sh
@@ -108,4 +120,31 @@ KGEN_BENCH_SETS=heldout KGEN_BENCH_LAYOUTS="nn tt" KGEN_COMPARE_HELDOUT="$T/list
 grep -q "^heldout-nn: not compared" "$T/s/summary.txt" && ! grep -q '^heldout-nn ' "$T/s/summary.txt" && ok ||
     bad "the failed nn is not named as not compared: $(cat "$T/s/summary.txt")"
 grep -q '^heldout-tt ' "$T/s/summary.txt" && ok || bad "the tt that ran is not summarized"
+
+# KGEN_COMPARE_CHANGED=1: only s2 and s3, whose kernel differs, are timed; a list where none differs is not
+KGEN_COMPARE_CHANGED=2 expect 2 "KGEN_COMPARE_CHANGED: 1 or 0, not '2'" -- "$T/b" "$CAT" "$T/c"
+KGEN_BENCH_SETS=heldout KGEN_BENCH_LAYOUTS="nn tt" KGEN_COMPARE_HELDOUT="$T/list.txt" KGEN_COMPARE_CHANGED=1 \
+    sh "$CMP" "$T/b" "$CAT" "$T/c" > "$T/out" 2> "$T/err"; rc=$?
+[ $rc -eq 0 ] && ok || bad "the changed-only run exited $rc: $(cat "$T/err")"
+[ "$(cat "$T/c/changed-heldout-nn.txt")" = "$(printf 's2 128 128 128\ns3 256 256 256')" ] && ok ||
+    bad "the changed shapes: $(cat "$T/c/changed-heldout-nn.txt")"
+[ "$(cut -d, -f1 "$T/c/new-heldout-nn.csv" | tr '\n' ' ')" = "tag s2 s3 " ] && ok || bad "kgen-bench ran other shapes"
+line=$(grep '^heldout-nn ' "$T/c/summary.txt")
+# shapes 2; old/cuBLAS 1; new/cuBLAS (2 x 0.25)^(1/2) = 0.707; below 0.9: 0 and 1; changed 2; new/old 1.414;
+# faster 1, slower 1; no drift; worst s3 4.00
+want="heldout-nn 2 1.000 0.707 0 1 0 2 1.414 1 1 - s3 4.00"
+[ "$(echo "$line" | tr -s ' ')" = "$want" ] && ok || bad "changed-only summary line '$line', want '$want'"
+grep -q "only the shapes whose kernel the two files choose differently were timed" "$T/c/summary.txt" && ok ||
+    bad "the summary does not say only changed shapes were timed"
+printf 's1 64 64 64\ns4 512 512 512\n' > "$T/same.txt"
+KGEN_BENCH_SETS=heldout KGEN_BENCH_LAYOUTS=nn KGEN_COMPARE_HELDOUT="$T/same.txt" KGEN_COMPARE_CHANGED=1 \
+    sh "$CMP" "$T/b" "$CAT" "$T/c2" > "$T/out" 2> "$T/err"; rc=$?
+[ $rc -eq 0 ] && grep -q "^heldout-nn: the same kernel for every shape with both files" "$T/c2/summary.txt" && ok ||
+    bad "no changed shape: exit $rc, summary $(cat "$T/c2/summary.txt")"
+[ ! -e "$T/c2/old-heldout-nn.csv" ] && ok || bad "kgen-bench ran where no choice differs"
+KGEN_BENCH_SETS=heldout KGEN_BENCH_LAYOUTS=nn KGEN_COMPARE_HELDOUT="$T/list.txt" KGEN_COMPARE_CHANGED=1 FAILCHOICE=1 \
+    sh "$CMP" "$T/b" "$CAT" "$T/c3" > "$T/out" 2> "$T/err"; rc=$?
+[ $rc -eq 1 ] && grep -q "^heldout-nn: not compared (kgen choice failed)" "$T/c3/summary.txt" && ok ||
+    bad "kgen choice failing: exit $rc, summary $(cat "$T/c3/summary.txt")"
+[ ! -e "$T/c3/old-heldout-nn.csv" ] && ok || bad "kgen-bench ran where kgen choice failed"
 finish
