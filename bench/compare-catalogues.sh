@@ -157,6 +157,7 @@ if [ -n "$CHANGED" ]; then
             rm -f "$OUT/changed-$s-$l.txt"
             if ! changed_shapes "$(shapes_of "$s")" "$l" > "$OUT/changed-$s-$l.new"; then
                 rc=1
+                rm -f "$OUT/changed-$s-$l.new"
                 NOCHOICE="$NOCHOICE $s-$l"
                 echo "  kgen choice failed for $s in layout $l" >&2
                 continue
