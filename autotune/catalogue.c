@@ -14,6 +14,35 @@
 #include "gen/host.h"
 #include "runtime/catalogue.h"
 
+/* The fastest time at each pair over all nc kernels (INFINITY: none has one). */
+static void pair_bests(const double *t, int nc, int np, double *best)
+{
+    for (int p = 0; p < np; p++) {
+        best[p] = INFINITY;
+        for (int c = 0; c < nc; c++)
+            if (t[(size_t)c * np + p] > 0 && t[(size_t)c * np + p] < best[p])
+                best[p] = t[(size_t)c * np + p];
+    }
+}
+
+/* kgi_cat_cost with the pairs' best times given. */
+static double set_cost(const double *t, const double *e_of, const double *best, int np, const int *pick, int n)
+{
+    double sum = 0;
+    for (int p = 0; p < np; p++) {
+        if (!isfinite(best[p]))
+            continue;
+        double e = INFINITY, chosen = INFINITY;
+        for (int q = 0; q < n; q++) {
+            size_t i = (size_t)pick[q] * np + p;
+            if (t[i] > 0 && isfinite(t[i]) && isfinite(e_of[i]) && e_of[i] < e)
+                e = e_of[i], chosen = t[i];
+        }
+        sum += isfinite(chosen) ? log(chosen / best[p]) : log(KGI_CAT_UNCOVERED);
+    }
+    return sum;
+}
+
 int kgi_cat_greedy(const double *t, const double *pred, int nc, int np, int max, double tol, double worst, int *pick)
 {
     const double *e_of = pred ? pred : t;
@@ -23,12 +52,9 @@ int kgi_cat_greedy(const double *t, const double *pred, int nc, int np, int max,
     int n = 0;
     if (!best || !cur || !used)
         goto done;
-    for (int p = 0; p < np; p++) {
-        best[p] = INFINITY, cur[p] = -1;
-        for (int c = 0; c < nc; c++)
-            if (t[(size_t)c * np + p] > 0 && t[(size_t)c * np + p] < best[p])
-                best[p] = t[(size_t)c * np + p];
-    }
+    pair_bests(t, nc, np, best);
+    for (int p = 0; p < np; p++)
+        cur[p] = -1;
     while (n < max) {
         int within = n > 0;
         for (int p = 0; p < np && within; p++)
@@ -80,22 +106,12 @@ done:
 
 double kgi_cat_cost(const double *t, const double *pred, int nc, int np, const int *pick, int n)
 {
-    const double *e_of = pred ? pred : t;
-    double sum = 0;
-    for (int p = 0; p < np; p++) {
-        double best = INFINITY, e = INFINITY, chosen = INFINITY;
-        for (int c = 0; c < nc; c++)
-            if (t[(size_t)c * np + p] > 0 && t[(size_t)c * np + p] < best)
-                best = t[(size_t)c * np + p];
-        if (!isfinite(best))
-            continue;
-        for (int q = 0; q < n; q++) {
-            size_t i = (size_t)pick[q] * np + p;
-            if (t[i] > 0 && isfinite(t[i]) && isfinite(e_of[i]) && e_of[i] < e)
-                e = e_of[i], chosen = t[i];
-        }
-        sum += isfinite(chosen) ? log(chosen / best) : log(KGI_CAT_UNCOVERED);
-    }
+    double *best = malloc((size_t)np * sizeof *best);
+    if (!best)
+        return INFINITY;
+    pair_bests(t, nc, np, best);
+    double sum = set_cost(t, pred ? pred : t, best, np, pick, n);
+    free(best);
     return sum;
 }
 
@@ -126,12 +142,8 @@ int kgi_cat_exchange(const double *t, const double *pred, int nc, int np, double
     int swaps = 0;
     if (!best || !first || !second || !pos)
         goto done;
-    for (int p = 0; p < np; p++) {
-        best[p] = INFINITY;
-        for (int c = 0; c < nc; c++)
-            if (t[(size_t)c * np + p] > 0 && t[(size_t)c * np + p] < best[p])
-                best[p] = t[(size_t)c * np + p];
-    }
+    pair_bests(t, nc, np, best);
+    double cost = set_cost(t, e_of, best, np, pick, n);
     for (int c = 0; c < nc; c++)
         pos[c] = -1;
     for (int q = 0; q < n; q++)
@@ -172,14 +184,15 @@ int kgi_cat_exchange(const double *t, const double *pred, int nc, int np, double
         }
         if (bs < 0)
             break;
-        /* the gain above is the change of kgi_cat_cost; a swap that would not lower it ends the search */
-        double before = kgi_cat_cost(t, pred, nc, np, pick, n);
+        /* the gain above is the change of the sum; a swap that would not lower it ends the search */
         int out = pick[bs];
         pick[bs] = bc;
-        if (!(kgi_cat_cost(t, pred, nc, np, pick, n) < before)) {
+        double after = set_cost(t, e_of, best, np, pick, n);
+        if (!(after < cost)) {
             pick[bs] = out;
             break;
         }
+        cost = after;
         pos[out] = -1;
         pos[bc] = bs;
         swaps++;

@@ -119,7 +119,7 @@ int kgi_cat_greedy(const double *t, const double *pred, int nc, int np, int max,
 int kgi_cat_exchange(const double *t, const double *pred, int nc, int np, double worst, int *pick, int n);
 
 /* The sum both minimise for the set pick[0..n): over the pairs with a time, log(time of the set's choice /
- * fastest of all), KGI_CAT_UNCOVERED where the set has none. */
+ * fastest of all), KGI_CAT_UNCOVERED where the set has none. INFINITY when out of memory. */
 double kgi_cat_cost(const double *t, const double *pred, int nc, int np, const int *pick, int n);
 
 /* The configuration text without `layout` (for the catalogue, which adds
