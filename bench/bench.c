@@ -49,6 +49,7 @@
 #include "bench_opts.h"
 #include "bench_util.h"
 #include "kgen.h"
+#include "why.h"
 #include "write_file.h"
 
 #ifndef KGEN_SOURCE_DIR
@@ -180,10 +181,8 @@ static int measure(bench *b, const kgb_shape *sh, kgb_problem *p, int spec, cons
         if (kg_matmul_explain(b->ctx, p->layout, sh->m, sh->n, sh->k, config, sizeof config, why, sizeof why) !=
             KG_OK)
             snprintf(config, sizeof config, "(unknown: %s)", kg_last_error(b->ctx));
-        const char *t = strstr(why, "[template ");
-        if (t)
-            sscanf(t + 10, "%63[^]]", tmpl);
-        if (o->no_db && strncmp(why, "tuned", 5) == 0) {
+        /* a tuned entry's reason starts "tuned" after the template ("[template T] tuned: ...") */
+        if (o->no_db && strncmp(kgwhy_template(why, tmpl, sizeof tmpl), "tuned", 5) == 0) {
             fprintf(stderr, "kgen-bench: --no-db, but kg_matmul used a tuning database: %s\n", why);
             return -1;
         }

@@ -20,6 +20,7 @@
 
 #include "autotune/tune.h"
 #include "cli.h"
+#include "why.h"
 
 int kgc_cmd_choice(int argc, char **argv)
 {
@@ -111,14 +112,9 @@ int kgc_cmd_choice(int argc, char **argv)
                 rc = KGC_FAIL;
                 continue;
             }
-            /* why begins "[template NAME] " where the template is not matmul (kg_matmul_explain): the template
-             * goes on the first line */
-            char tmpl[64] = "matmul";
-            const char *rest = why;
-            if (sscanf(why, "[template %63[^]]]", tmpl) == 1 && (rest = strstr(why, "] ")))
-                rest += 2;
-            else
-                rest = why;
+            /* the template goes on the first line */
+            char tmpl[64];
+            const char *rest = kgwhy_template(why, tmpl, sizeof tmpl);
             fprintf(mem, "%s%s%s %dx%dx%d %s %s\n", sh->tag, sh->tag[0] ? " " : "", layouts[l], sh->m, sh->n, sh->k,
                     tmpl, config);
             if (!brief)
