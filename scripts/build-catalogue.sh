@@ -113,6 +113,12 @@ BEGIN {
     k = int(2 ^ lk + 0.5); if (halton(j, 7) < 0.75) k = int(k / 4 + 0.5) * 4          # M, N rounded to 16 and K to 4
     printf "k%02d %d %d %d\n", i, sizep(lm, j, 0.75), sizep(ln, j, 0.75), k           # (16-byte rows), as sizep
   }
+  for (i = 1; i <= 16; i++) {      # one of M, N 32..256, the other 4096..131072, K 16..1024: a long, thin output over
+    j = i + 112                    # a short K (convolutions as products: M = images x pixels, N = channels), where
+    ls = 5 + 3 * halton(int((i + 1) / 2) + 56, 2); lb = 12 + 5 * halton(j, 3); lk = 4 + 6 * halton(j, 5)   # waves of
+    lm = i % 2 ? lb : ls; ln = i % 2 ? ls : lb; cap()                                                       # thin tiles and
+    printf "c%02d %d %d %d\n", i, sizep(lm, j, 0.75), sizep(ln, j, 0.75), sizep(lk, j, 0.75)               # reading A decides
+  }
   n = split("96 192 320 512 896 1152 1536 2560 3072 5120", sq, " ")
   for (i = 1; i <= n; i++)
     printf "s%d %d %d %d\n", sq[i], sq[i], sq[i], sq[i]
