@@ -71,16 +71,36 @@ static double sq(double x) { return x * x; }
  *                     summed one after another; STREAMK_SINGLE_ADDS times as
  *                     many where C's rows are not 16-byte vectors, whose
  *                     pieces are added one float at a time instead of four
+ *   C's single stores M x N where C's rows are not 16-byte vectors, for a
+ *                     kernel that needs 16-byte rows of A and B (below)
  * (millions of elements), coefficients >= 0, by least squares on the
  * relative error over the kernel's measured shapes in the layout.
  */
-#define NF 6
+#define NF 7
 /* Where C's rows are not whole 16-byte vectors (ldc or the pointer), a
  * stream-K kernel adds its pieces into C one float at a time: 4 additions
  * where a kernel with 16-byte reductions makes one. Measured (H200,
  * docs/performance.md row 70): at 45 (shape, layout) pairs of held-out
  * shapes where this changes the choice, 0.82x the time on geometric mean. */
 #define STREAMK_SINGLE_ADDS 4.0
+
+/* Where C's rows are not 16-byte vectors, a kernel that stores C four
+ * floats at a time stores single floats instead, each store a quarter as
+ * wide across a warp. A kernel that needs 16-byte rows of both A and B
+ * meets such a C only where the layout leaves C's rows odd and A's and B's
+ * whole (nt and tt at N not a multiple of 4): too few of its training shapes for
+ * its nearest ones to carry the cost, so its fit gets the feature. Without
+ * it the model chose kernel 20 at nt 24835x319x16, 2.6x the time of the
+ * kernel it chooses with it, and nt 3141x4050x20 was the catalogue's worst
+ * leave-one-out pair (2.20; 1.62 at worst with it). A kernel that takes
+ * single-float rows of A or B meets an odd C where A's or B's rows are odd
+ * too, whose other costs the feature took on instead: given to every
+ * kernel, it moved the choice at the grid's odd sizes to kernels 3-10 %
+ * slower (docs/performance.md row 74, H100). */
+static int single_c_stores(const kgi_cat_kernel *kk, int c_class)
+{
+    return kk->needs == 4 && kk->needs_operand == 0 && c_class != 4;
+}
 
 static void features(const kgi_cat_kernel *kk, int m, int n, int k, int sms, int c_class, double *x, double *waves)
 {
@@ -97,6 +117,7 @@ static void features(const kgi_cat_kernel *kk, int m, int n, int k, int sms, int
     x[5] = kk->persistent && partial > 0 ? fmin(ceil(slots / partial), steps) * kk->tile_m * kk->tile_n * 1e-6 : 0;
     if (c_class != 4)
         x[5] *= STREAMK_SINGLE_ADDS;
+    x[6] = single_c_stores(kk, c_class) ? (double)m * n * 1e-6 : 0;
 }
 
 /* Least squares of sum((c.x_i - t_i) / t_i)^2 over n points with c >= 0,
