@@ -97,6 +97,18 @@ static double predicted(const kgi_catalogue *c, int j, int m, int n, int k, int 
     return -1;
 }
 
+/* A catalogue written here, parsed; its times are no GPU's, so no streaming floor. NULL (a failed check)
+ * if it does not parse. */
+static kgi_catalogue *parse_here(const char *text, int len, const char *name)
+{
+    kgi_catalogue *c = NULL;
+    char err[512];
+    CHECK_MSG(kgi_catalogue_parse(text, (size_t)len, name, &c, err, sizeof err) == 0, "%s", err);
+    if (c)
+        c->bytes_per_us = 0;
+    return c;
+}
+
 /* A stream-K kernel (PERSISTENT 16: its pieces are cut in steps of 16 of K)
  * whose time is its work plus a fix-up per piece of each shared tile: a
  * tile is cut into about slots / shared tiles pieces, but never into more
@@ -121,13 +133,10 @@ static void check_stream_k_pieces(void)
             for (int c = 0; c < 4; c++)
                 len += snprintf(text + len, sizeof text - (size_t)len, "time nn %d %d %d %.9g\n", mn[a], mn[b], ks[c],
                                 sk_truth(mn[a], mn[b], ks[c], 132));
-    kgi_catalogue *c;
-    char err[512];
-    CHECK_MSG(kgi_catalogue_parse(text, (size_t)len, "stream-K", &c, err, sizeof err) == 0, "%s", err);
+    kgi_catalogue *c = parse_here(text, len, "stream-K");
     if (!c)
         return;
     CHECK(c->kernels[0].persistent == 16);
-    c->bytes_per_us = 0;
     /* between the measured shapes, where the steps of K bind (one tile, K = 48: 3 pieces, not 264) and
      * where the slots do */
     static const int calls[][3] = {{100, 100, 48}, {128, 256, 64}, {700, 300, 40}, {2000, 5000, 4000}, {150, 90, 3000}};
@@ -168,12 +177,9 @@ static void check_alignment_neighbours(int dim)
                 len += snprintf(text + len, sizeof text - (size_t)len, "time tt %d %d %d %.9g\n", s[0], s[1], s[2],
                                 al_truth(dim, s));
             }
-    kgi_catalogue *c;
-    char err[512];
-    CHECK_MSG(kgi_catalogue_parse(text, (size_t)len, "alignment", &c, err, sizeof err) == 0, "%s", err);
+    kgi_catalogue *c = parse_here(text, len, "alignment");
     if (!c)
         return;
-    c->bytes_per_us = 0;
     /* pairs of calls, the varied size odd then 16-byte granular: each near its own truth, the odd one about
      * twice the other (the fitted model in between is pulled toward each by its neighbours of the same
      * class) */
@@ -226,12 +232,9 @@ static void check_single_c_stores(void)
         len += snprintf(text + len, sizeof text - (size_t)len, "time nt %d %d %d %.9g %.9g\n", odd[i][0], odd[i][1],
                         odd[i][2], sc_truth(0, odd[i][0], odd[i][1], odd[i][2]),
                         sc_truth(1, odd[i][0], odd[i][1], odd[i][2]));
-    kgi_catalogue *c;
-    char err[512];
-    CHECK_MSG(kgi_catalogue_parse(text, (size_t)len, "single C stores", &c, err, sizeof err) == 0, "%s", err);
+    kgi_catalogue *c = parse_here(text, len, "single C stores");
     if (!c)
         return;
-    c->bytes_per_us = 0;
     /* a short K under an odd C: kernel 2 (about 1.3 x 0.5 us against kernel 1's 0.5 + 12 us); an aligned C
      * at the same K: kernel 1 */
     static const int calls[][3] = {{3001, 4093, 16}, {24835, 319, 16}, {3000, 4092, 16}, {24832, 320, 16}};
