@@ -8,10 +8,11 @@
  * evenly: U/S, which may be under 1), each wave a tile of ceil(K/KSLICES)
  * steps: work = waves x TILE_M x TILE_N x ceil(K/KSLICES). A kernel's time
  * in a layout is a linear model in that work and a few more features
- * (launch, waves, L2 traffic, split-K's and stream-K's partial sums; see
- * features()), fitted to its measured times there; the fitted model's error
- * at the nearest measured shapes is carried to the call's shape, shrunk
- * toward the model. A measured shape is its measured time.
+ * (launch, waves, L2 traffic, split-K's and stream-K's partial sums, C's
+ * single stores; see features()), fitted to its measured times there; the
+ * fitted model's error at the nearest measured shapes is carried to the
+ * call's shape, shrunk toward the model. A measured shape is its measured
+ * time.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -87,12 +88,17 @@ static double sq(double x) { return x * x; }
 /* Where C's rows are not 16-byte vectors, a kernel that stores C four
  * floats at a time stores single floats instead, each store a quarter as
  * wide across a warp. A kernel that needs 16-byte rows of both A and B
- * meets such a C only where the layout leaves C's rows odd and A's and B's
- * whole (nt and tt at N not a multiple of 4): too few of its training shapes for
- * its nearest ones to carry the cost, so its fit gets the feature. Without
- * it the model chose kernel 20 at nt 24835x319x16, 2.6x the time of the
- * kernel it chooses with it, and nt 3141x4050x20 was the catalogue's worst
- * leave-one-out pair (2.20; 1.62 at worst with it). A kernel that takes
+ * meets such a C among its measured shapes (minimal leading dimensions)
+ * only where the layout leaves C's rows odd and A's and B's whole (nt and
+ * tt at N not a multiple of 4): too few for its nearest ones to carry the
+ * cost, so its fit gets the feature (in a layout where it never met one,
+ * the feature is 0 at every shape and leaves the fit). NEEDS 4 stands for
+ * the width of C's stores: every such kernel of the templates today is a
+ * matmul_warp kernel with tn = 4, whose epilogue stores 4 floats at a
+ * time. Without the feature the model chose kernel 20 at nt
+ * 24835x319x16, 2.6x the time of the kernel it chooses with it, and nt
+ * 3141x4050x20 was the catalogue's worst leave-one-out pair (2.20; 1.62 at
+ * worst with it). A kernel that takes
  * single-float rows of A or B meets an odd C where A's or B's rows are odd
  * too, whose other costs the feature took on instead: given to every
  * kernel, it moved the choice at the grid's odd sizes to kernels 3-10 %
@@ -220,8 +226,10 @@ static double dot(const double *co, const double *x)
  * call. Chosen by the leave-one-out regret over the training shapes
  * (catalogue/README.md). */
 #define ALIGN_DISTANCE 4.0
-/* Fewer measured shapes than this: no fit, the wave model's efficiency. */
-#define MIN_FIT_POINTS (2 * NF)
+/* Fewer measured shapes than this: no fit, the wave model's efficiency.
+ * Twice the six features every kernel's fit has (the seventh is 0 but for
+ * the kernels of single_c_stores). */
+#define MIN_FIT_POINTS 12
 
 int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, int align, int sms, int skip,
                        kgi_pick *out, int max)

@@ -22,7 +22,7 @@
 /* The committed sm_90 catalogue (268 training shapes x 4 layouts, 96 of them thin, 32 with a deep K under
  * a small output, 16 with a tiny K under a large one, 16 long and thin over a short K; the 40 kernels of
  * the one before, none swapped, measured there too, 2026-11-27), under the model that counts C's single
- * stores for the kernels that need 16-byte rows of A and B (runtime/pick.c): geometric mean 1.0273,
+ * stores for the kernels that need 16-byte rows of A and B (runtime/pick.c): geometric mean 1.0272,
  * worst 1.62 (tn 31x128x23488); so the bound on one pair is 2.0 again. Under the model before it:
  * 1.0287, worst 2.195 at nt 3141x4050x20 (below). The one before (252 shapes; the 40 kernels of the one before it with 3 swapped, chosen
  * from 100): geometric mean 1.0286, worst 2.195 (nt 3141x4050x20, an odd M
@@ -30,7 +30,7 @@
  * against kernel 28's 40). The one before's 40 kernels on the same times: 1.030 and 2.20 at the same
  * pair; choosing the set so that no pair is above 2.0 (make from scratch, or swaps that put that pair
  * first) gives 1.062 against the best of the 100 where this file gives 1.048, and 1.21 at the tiny-K
- * pairs where it gives 1.04; so the bound on one pair is 2.25 since, 2.0 before. The one before it
+ * pairs where it gives 1.04; so the bound on one pair was 2.25 from row 72 to row 74, 2.0 before. The one before it
  * (236 shapes; 40 of 100 kernels, the 66 of the one before and kgen tune's winners at the 12 shapes
  * furthest below cuBLAS): geometric mean 1.0292, worst 1.62 (tn 31x128x23488). The one before it (40 of 66 kernels, chosen by this regret with the stream-K pieces counted 4 times where
  * C's rows are not 16-byte vectors): geometric mean 1.0250, worst 1.46 (tn 3008x1x1216). Before it
