@@ -98,11 +98,10 @@ static double sq(double x) { return x * x; }
  * time. Without the feature the model chose kernel 20 at nt
  * 24835x319x16, 2.6x the time of the kernel it chooses with it, and nt
  * 3141x4050x20 was the catalogue's worst leave-one-out pair (2.20; 1.62 at
- * worst with it). A kernel that takes
- * single-float rows of A or B meets an odd C where A's or B's rows are odd
- * too, whose other costs the feature took on instead: given to every
- * kernel, it moved the choice at the grid's odd sizes to kernels 3-10 %
- * slower (docs/performance.md row 74, H100). */
+ * worst with it). A kernel that takes single-float rows of A or B meets an
+ * odd C where A's or B's rows are odd too, whose other costs the feature
+ * took on instead: given to every kernel, it moved the choice at the grid's
+ * odd sizes to kernels 3-10 % slower (docs/performance.md row 74, H100). */
 static int single_c_stores(const kgi_cat_kernel *kk, int c_class)
 {
     return kk->needs == 4 && kk->needs_operand == 0 && c_class != 4;
