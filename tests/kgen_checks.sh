@@ -1,9 +1,11 @@
 # kgen_checks.sh -- sourced by the shell tests of the kgen command: a count
 # of passed and failed checks, and kgen's exit status and message checked.
-# The test sets KGEN (the kgen binary) and tmp (a scratch folder) first and
-# ends with `finish`.
-# shellcheck shell=bash disable=SC2154 # KGEN and tmp are the sourcing test's
+# The test sets KGEN (the kgen binary) and ends with `finish`; sourcing makes
+# tmp, a scratch folder removed when the test exits.
+# shellcheck shell=bash disable=SC2154 # KGEN is the sourcing test's
 pass=0 fail=0
+tmp=$(mktemp -d) || exit 2
+trap 'rm -rf "$tmp"' EXIT
 
 # check WHAT COMMAND...: COMMAND succeeds
 check() {

@@ -8,8 +8,6 @@
 set -u
 SRC=$1
 KGEN_BIN=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 # shellcheck source=tests/kgen_checks.sh
 . "$(dirname "$0")/../kgen_checks.sh"
 SCRIPT=$SRC/scripts/build-catalogue.sh

@@ -7,8 +7,6 @@
 #   cli_test.sh KGEN SOURCE_DIR
 set -u
 KGEN=$1 SRC=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 # shellcheck source=tests/kgen_checks.sh
 . "$(dirname "$0")/../kgen_checks.sh"
 export KGEN_CACHE_DIR=$tmp/cache

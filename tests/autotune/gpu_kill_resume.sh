@@ -16,8 +16,6 @@ rc=$?
 if [ "$rc" = 77 ]; then echo "SKIPPED: no GPU"; exit 77; fi
 [ "$rc" = 0 ] || { echo "FAIL: gpu_lookup --probe exited $rc"; exit 1; }
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 # shellcheck source=tests/kgen_checks.sh
 . "$(dirname "$0")/../kgen_checks.sh"
 ran_rows() { awk -F, 'NR > 1 && $12 ~ /^(ok|slow|wrong|fault|hang|error)$/' "$1" | wc -l; }

@@ -9,11 +9,9 @@
 #   interrupt_test.sh KGEN
 set -u
 KGEN=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export KGEN_CACHE_DIR=$tmp/cache
 # shellcheck source=tests/kgen_checks.sh
 . "$(dirname "$0")/../kgen_checks.sh"
+export KGEN_CACHE_DIR=$tmp/cache
 now() { date +%s.%N; }
 # within A B LIMIT: B - A <= LIMIT seconds
 within() { awk -v a="$1" -v b="$2" -v l="$3" 'BEGIN { exit !(b - a <= l) }'; }

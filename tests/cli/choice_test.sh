@@ -7,8 +7,6 @@
 set -u
 KGEN=$1
 SMALL=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 # shellcheck source=tests/kgen_checks.sh
 . "$(dirname "$0")/../kgen_checks.sh"
 unset KGEN_CATALOGUE
