@@ -13,16 +13,21 @@
 #
 #   <gpu>-<date>-<set>-<layout>.csv   one per shape list and layout
 #   <gpu>-<date>-<set>.svg            kgen/cuBLAS per shape and layout
-#   <gpu>-<date>-facts.txt            the GPU, driver, commit and commands
+#   <gpu>-<date>-facts.txt            the GPU, driver, commit and commands,
+#                                     and how long `kgen precompile` took cold
 #
-# KGEN_BENCH_SETS (default "suite grid") and KGEN_BENCH_LAYOUTS (default
-# "nn nt tn tt") pick a part, e.g. to split the run over several sessions;
-# a chart is drawn from every CSV of its set and date present.
+# The set "precompile" times `kgen precompile --jobs <cores>` from cold:
+# an empty disk cache of its own and CUDA_CACHE_DISABLE=1 (on a GPU
+# machine NVRTC's output also lands in the driver's compute cache, which
+# would serve a second run).
+# KGEN_BENCH_SETS (default "precompile suite grid") and KGEN_BENCH_LAYOUTS
+# (default "nn nt tn tt") pick a part, e.g. to split the run over several
+# sessions; a chart is drawn from every CSV of its set and date present.
 # Exit status: 0 every run correct; 1 a run failed or a result was wrong
 # (the others still run); 2 usage, or the build lacks the programs.
 set -u
 if [ $# -ge 1 ] && [ "$1" = --help ]; then
-    sed -n '2,22s/^# \{0,1\}//p' "$0"
+    sed -n '2,29s/^# \{0,1\}//p' "$0"
     exit 0
 fi
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
@@ -40,16 +45,17 @@ cd "$(dirname "$0")/.." || exit 2
 [ $# -ge 2 ] || OUT=$PWD/bench/results
 BENCH=$B/bench/kgen-bench
 PLOT=$B/bench/kgen-bench-plot
-for p in "$BENCH" "$PLOT"; do
+KGEN=$B/cli/kgen
+for p in "$BENCH" "$PLOT" "$KGEN"; do
     if [ ! -x "$p" ]; then
         echo "run.sh: $p not found: build kgen with cuBLAS first (cmake -S . -B $1 && cmake --build $1)" >&2
         exit 2
     fi
 done
-SETS=${KGEN_BENCH_SETS:-suite grid}
+SETS=${KGEN_BENCH_SETS:-precompile suite grid}
 LAYOUTS=${KGEN_BENCH_LAYOUTS:-nn nt tn tt}
 for s in $SETS; do
-    case $s in suite|grid) ;; *) echo "run.sh: KGEN_BENCH_SETS: unknown set '$s' (suite, grid)" >&2; exit 2 ;; esac
+    case $s in precompile|suite|grid) ;; *) echo "run.sh: KGEN_BENCH_SETS: unknown set '$s' (precompile, suite, grid)" >&2; exit 2 ;; esac
 done
 for l in $LAYOUTS; do
     case $l in nn|nt|tn|tt) ;; *) echo "run.sh: KGEN_BENCH_LAYOUTS: unknown layout '$l' (nn, nt, tn, tt)" >&2; exit 2 ;; esac
@@ -68,6 +74,23 @@ P=$OUT/$GPU-$DATE
 } >> "$P-facts.txt"
 rc=0
 for s in $SETS; do
+    if [ "$s" = precompile ]; then
+        echo "== kgen precompile, cold"
+        jobs=$(nproc 2> /dev/null || echo 4)
+        cache=$(mktemp -d) || exit 1
+        echo "kgen precompile --jobs $jobs (cold: an empty disk cache, CUDA_CACHE_DISABLE=1)" >> "$P-facts.txt"
+        t0=$(date +%s%N)
+        KGEN_CACHE_DIR=$cache/kgen CUDA_CACHE_DISABLE=1 "$KGEN" precompile --jobs "$jobs" > "$cache/log" 2>&1
+        r=$?
+        t1=$(date +%s%N)
+        cat "$cache/log"
+        line=$(tail -n 1 "$cache/log")
+        rm -rf "$cache"
+        echo "  $line" >> "$P-facts.txt"
+        echo "  exit status $r, $(( (t1 - t0) / 1000000 )) ms for the process" >> "$P-facts.txt"
+        [ $r -eq 0 ] || rc=1
+        continue
+    fi
     shapes=bench/shapes.txt
     [ "$s" = grid ] && shapes=bench/grid.txt
     for l in $LAYOUTS; do
