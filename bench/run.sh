@@ -88,7 +88,8 @@ for s in $SETS; do
         rm -rf "$cache"
         echo "  $line" >> "$P-facts.txt"
         echo "  exit status $r, $(( (t1 - t0) / 1000000 )) ms for the process" >> "$P-facts.txt"
-        [ $r -eq 0 ] || rc=1
+        # a GPU without a catalogue has nothing to precompile (kg_matmul's model-only choice): no failure
+        case $line in *"no catalogue for"*) ;; *) [ $r -eq 0 ] || rc=1 ;; esac
         continue
     fi
     shapes=bench/shapes.txt

@@ -3,8 +3,9 @@
 # bench/run.sh without a GPU: usage and a build without the programs (the
 # bench programs, or kgen for the precompile set) exit 2,
 # a machine without a GPU exits 1 with kgen-bench's "no GPU" message, and
-# none of them writes a result. (On a GPU it is the reproduction itself:
-# bench/README.md.)
+# none of them writes a result; the precompile set, run with stand-ins for
+# the programs, times a cold `kgen precompile` into the facts file. (On a
+# GPU it is the reproduction itself: bench/README.md.)
 # Usage: run_script.sh RUN_SH BUILD_DIR
 RUN=$1; B=$2
 PROG=$RUN
@@ -26,6 +27,40 @@ KGEN_BENCH_SETS="grid odd" expect 2 "unknown set 'odd'" -- "$B" "$T/out1"
 KGEN_BENCH_SETS="precompile suite" KGEN_BENCH_LAYOUTS="nn ab" expect 2 "unknown layout 'ab'" -- "$B" "$T/out1"
 [ ! -e "$T/out1" ] && ok || bad "a refused run created its output directory"
 "$RUN" --help | grep -q "<gpu>-<date>-<set>-<layout>.csv" && ok || bad "--help"
+# the precompile set with stand-ins (no GPU needed): kgen precompile runs cold
+# (an empty disk cache of its own, CUDA_CACHE_DISABLE=1), its summary and exit
+# status go into the facts file; a failed compile fails the run, a GPU
+# without a catalogue (nothing to precompile) does not
+mkdir -p "$T/fake/bench" "$T/fake/cli"
+cat > "$T/fake/bench/kgen-bench" << 'END'
+#!/bin/sh
+[ "$1" = --device-name ] && echo "NVIDIA Fake GPU"
+exit 0
+END
+cp "$T/fake/bench/kgen-bench" "$T/fake/bench/kgen-bench-plot"
+cat > "$T/fake/cli/kgen" << 'END'
+#!/bin/sh
+[ "$1" = precompile ] || exit 9
+echo "cache ${KGEN_CACHE_DIR:-unset} files $(ls "${KGEN_CACHE_DIR:-/nonexistent}" 2> /dev/null | wc -l) cuda ${CUDA_CACHE_DISABLE:-unset} $2 $3"
+case $FAKE in
+    ok) echo "158 kernels (40 configurations): 158 compiled, 0 already cached, 0 failed in 9.9 s (16 threads)" ;;
+    fail) echo "158 kernels (40 configurations): 157 compiled, 0 already cached, 1 failed in 9.9 s (16 threads)"; exit 1 ;;
+    nocat) echo "kgen: precompile: no catalogue for sm_80 (embedded: sm_90); nothing to compile" >&2; exit 1 ;;
+esac
+END
+chmod +x "$T/fake/bench/kgen-bench" "$T/fake/bench/kgen-bench-plot" "$T/fake/cli/kgen"
+for f in ok fail nocat; do
+    FAKE=$f KGEN_BENCH_SETS=precompile "$RUN" "$T/fake" "$T/pc-$f" > "$T/out" 2> "$T/err"; rc=$?
+    facts=$(cat "$T"/pc-$f/fake-gpu-*-facts.txt 2> /dev/null)
+    want=0; [ $f = fail ] && want=1
+    case $f in ok) line="0 failed in 9.9 s" ;; fail) line="1 failed in 9.9 s" ;; nocat) line="no catalogue for sm_80" ;; esac
+    status="exit status 0, "; [ $f = ok ] || status="exit status 1, "
+    [ $rc -eq $want ] && grep -q "cache .*/kgen files 0 cuda 1 --jobs [1-9]" "$T/out" &&
+        printf '%s\n' "$facts" | grep -q "kgen precompile --jobs [1-9][0-9]* (cold" &&
+        printf '%s\n' "$facts" | grep -q "$line" && printf '%s\n' "$facts" | grep -q "$status" &&
+        [ -z "$(ls "$T"/pc-$f/*.csv 2> /dev/null)" ] && ok ||
+        bad "precompile set, $f: exit $rc ($want expected): $(cat "$T/out" "$T/err") facts: $facts"
+done
 if "$B/bench/kgen-bench" --device-name > /dev/null 2>&1; then
     echo "a GPU is present: the run itself is not repeated here (bench/run.sh $B)"
 else
