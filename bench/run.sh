@@ -46,17 +46,20 @@ cd "$(dirname "$0")/.." || exit 2
 BENCH=$B/bench/kgen-bench
 PLOT=$B/bench/kgen-bench-plot
 KGEN=$B/cli/kgen
-for p in "$BENCH" "$PLOT" "$KGEN"; do
-    if [ ! -x "$p" ]; then
-        echo "run.sh: $p not found: build kgen with cuBLAS first (cmake -S . -B $1 && cmake --build $1)" >&2
-        exit 2
-    fi
-done
 SETS=${KGEN_BENCH_SETS:-precompile suite grid}
 LAYOUTS=${KGEN_BENCH_LAYOUTS:-nn nt tn tt}
 for s in $SETS; do
     case $s in precompile|suite|grid) ;; *) echo "run.sh: KGEN_BENCH_SETS: unknown set '$s' (precompile, suite, grid)" >&2; exit 2 ;; esac
 done
+need() {
+    if [ ! -x "$1" ]; then
+        echo "run.sh: $1 not found: build kgen with cuBLAS first (cmake -S . -B $B && cmake --build $B)" >&2
+        exit 2
+    fi
+}
+need "$BENCH"
+need "$PLOT"
+case " $SETS " in *" precompile "*) need "$KGEN" ;; esac
 for l in $LAYOUTS; do
     case $l in nn|nt|tn|tt) ;; *) echo "run.sh: KGEN_BENCH_LAYOUTS: unknown layout '$l' (nn, nt, tn, tt)" >&2; exit 2 ;; esac
 done
@@ -73,6 +76,10 @@ P=$OUT/$GPU-$DATE
     echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
 } >> "$P-facts.txt"
 rc=0
+cache=
+trap '[ -z "$cache" ] || rm -rf "$cache"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 for s in $SETS; do
     if [ "$s" = precompile ]; then
         echo "== kgen precompile, cold"
@@ -86,6 +93,7 @@ for s in $SETS; do
         cat "$cache/log"
         line=$(tail -n 1 "$cache/log")
         rm -rf "$cache"
+        cache=
         echo "  $line" >> "$P-facts.txt"
         echo "  exit status $r, $(( (t1 - t0) / 1000000 )) ms for the process" >> "$P-facts.txt"
         # a GPU without a catalogue has nothing to precompile (kg_matmul's model-only choice): no failure
