@@ -217,7 +217,11 @@ kg_status kg_matmul(kg_context *ctx, const char *layout, int m, int n, int k, fl
 /* Which configuration kg_matmul uses for a shape, and why ("tuned: exact
  * shape 4096x4096x4096 in <db>", "catalogue sm_90 (...): kernel 7 ...,
  * predicted ... from ...; runner-up ...", "no catalogue for sm_80:
- * model-only choice ..."). The configuration is whole or an error
+ * model-only choice ..."). A call whose vector operand lies as one row
+ * (M = 1 with A "t" and lda = 1, N = 1 with B "n" and ldb = 1) runs the
+ * kernel of the layout that reads it so: its configuration names that
+ * layout and its reason says "tn read as nn (...)" (catalogue/README.md).
+ * The configuration is whole or an error
  * (KG_ERR_INVALID_ARG: config_len too small; 512 bytes hold any); a reason
  * longer than why_len is cut and ends in "...". */
 kg_status kg_matmul_explain(kg_context *ctx, const char *layout, int m, int n, int k,

@@ -15,7 +15,10 @@
  * leading dimension and pointer allow) is part of the key, so one shape
  * called with aligned and unaligned buffers keeps two kernels (A's and B's
  * decide which kernels may run; all three, which measurements the
- * catalogue's model leans on).
+ * catalogue's model leans on). A call whose vector operand lies as one
+ * row whichever way it is said to be stored (M = 1 with A "t" and lda = 1,
+ * N = 1 with B "n" and ldb = 1) is chosen and run in the layout that reads
+ * it as a row (fold_vectors), after a tuned entry for its own layout.
  *
  * The chosen kernel is kept in a hash map: a repeated call costs a hash,
  * the launch's precondition check and cuLaunchKernel; no Lua, no strings.
@@ -36,7 +39,8 @@
 #include "tunedb.h"
 
 typedef struct choice {
-    int lay, m, n, k, align;
+    int lay, m, n, k, align, flay; /* the call: layout, shape, alignment, layout as folded */
+    int folded;                    /* the kernel runs the folded call (fold_vectors) */
     kg_kernel *kern;
     char *config, *why;      /* recorded with KGEN_VERBOSE=1, else NULL */
 } choice;
@@ -68,9 +72,9 @@ static int align_class(const kg_gemm *g)
     return KGI_ALIGN(operand_class(g->a, g->lda), operand_class(g->b, g->ldb), operand_class(g->c, g->ldc));
 }
 
-static unsigned long long choice_key(int lay, int m, int n, int k, int align)
+static unsigned long long choice_key(int lay, int m, int n, int k, int align, int flay)
 {
-    int f[5] = {lay, m, n, k, align};
+    int f[6] = {lay, m, n, k, align, flay};
     return kgi_hash(f, sizeof f, KGI_HASH_SEED);
 }
 
@@ -99,6 +103,48 @@ static void with_template(char *out, size_t len, const char *tmpl, const char *w
     if (strcmp(tmpl, "matmul") != 0)
         note(out, len, "[template %s] ", tmpl);
     note(out, len, "%s", why);
+}
+
+/*
+ * A vector operand stored contiguous is one row in memory, whichever way
+ * the call says it is stored. With M = 1, op(A) is a row of K floats: A
+ * stored "t" (K x 1) with lda = 1 lies exactly as A stored "n" (one row,
+ * lda = K). With N = 1, op(B) is a column of K floats: B stored "n" (K x 1)
+ * with ldb = 1 lies exactly as B stored "t" (one row of K, ldb = K). The
+ * two forms are one product on the same bytes, but the catalogue measured
+ * each layout apart, so its model could choose two kernels for one piece
+ * of work; kg_matmul chooses and runs such a call in the form where the
+ * vector is a row ("n" for A, "t" for B). Returns the folded layout's
+ * index (the call's own where nothing folds) and sets *f to the call as
+ * folded (the call itself where nothing folds).
+ */
+static int fold_vectors(int lay, const kg_gemm *g, kg_gemm *f)
+{
+    int at = lay >= 2, bt = lay % 2;
+    *f = *g;
+    if (at && g->m == 1 && g->lda == 1) {
+        at = 0;
+        f->lda = g->k;
+    }
+    if (!bt && g->n == 1 && g->ldb == 1) {
+        bt = 1;
+        f->ldb = g->k;
+    }
+    return 2 * at + bt;
+}
+
+/* "tn read as nn (M = 1, lda = 1: A is one row of K floats)" */
+static void describe_fold(int lay, int flay, char *out, size_t len)
+{
+    out[0] = '\0';
+    if (flay == lay)
+        return;
+    note(out, len, "%s read as %s (", kgi_layout_name(lay), kgi_layout_name(flay));
+    if ((lay >= 2) != (flay >= 2))
+        note(out, len, "M = 1, lda = 1: A is one row of K floats%s", lay % 2 != flay % 2 ? "; " : "");
+    if (lay % 2 != flay % 2)
+        note(out, len, "N = 1, ldb = 1: B is one row of K floats");
+    note(out, len, ")");
 }
 
 /* Renders (tmpl, cfg). */
@@ -325,9 +371,21 @@ static kg_status template_defaults(kg_context *ctx, const char *layout, const kg
     return KG_ERR_SHAPE;
 }
 
+/* Puts "HEAD; " in front of a reason (nothing where HEAD is empty). */
+static void lead(char *why, size_t len, const char *head)
+{
+    if (!head[0])
+        return;
+    char w[2048];
+    snprintf(w, sizeof w, "%s; %s", head, why);
+    snprintf(why, len, "%s", w);
+}
+
 /*
- * The configuration for `g` in `layout`, adapted to the call; in order:
- *   1. the tuning database's entry for the device and exact shape;
+ * The configuration for the call `g` in layout `lay`, adapted to it; in
+ * order:
+ *   1. the tuning database's entry for the device and exact shape (in the
+ *      call's layout, then in its folded layout `flay`, fold_vectors);
  *   2. the catalogue for the context's architecture (exact arch; measured
  *      on another SM count, its model still uses this device's), by the
  *      shape's nearest measurements (runtime/pick.c);
@@ -339,29 +397,42 @@ static kg_status template_defaults(kg_context *ctx, const char *layout, const kg
  *   4. a model-only choice: the nearest architecture's catalogue's kernels
  *      that render for this one, by their median efficiency;
  *   5. every embedded template's own defaults.
- * On KG_OK *src is rendered (its config canonical), `tmpl` names its
- * template and `why` says which entry was chosen and why.
+ * Steps 2-5 choose for the folded call `gf` in `flay`. On KG_OK *src is
+ * rendered (its config canonical), `tmpl` names its template, *folded says
+ * whether it runs the folded call, and `why` says which entry was chosen
+ * and why.
  */
-static kg_status choose(kg_context *ctx, const char *layout, const kg_gemm *g, char *tmpl, size_t tmpl_len,
-                        kg_source **src, char *why, size_t why_len)
+static kg_status choose(kg_context *ctx, int lay, const kg_gemm *g, int flay, const kg_gemm *gf, int *folded,
+                        char *tmpl, size_t tmpl_len, kg_source **src, char *why, size_t why_len)
 {
-    char dbwhy[1024], catwhy[1024] = "";
+    char dbwhy[1024], catwhy[1024] = "", fold[160];
+    const char *layout = kgi_layout_name(flay);
     const kgi_catalogue *cat, *near;
-    if (tuned(ctx, layout, g, 1, tmpl, tmpl_len, src, why, why_len) == KG_OK)
+    describe_fold(lay, flay, fold, sizeof fold);
+    *folded = 0;
+    if (tuned(ctx, kgi_layout_name(lay), g, 1, tmpl, tmpl_len, src, why, why_len) == KG_OK)
         return KG_OK;
     snprintf(dbwhy, sizeof dbwhy, "%s", why);
+    *folded = flay != lay;
+    if (*folded && tuned(ctx, layout, gf, 1, tmpl, tmpl_len, src, why, why_len) == KG_OK) {
+        lead(why, why_len, fold);
+        return KG_OK;
+    }
+    g = gf;
     kg_status st = kgi_catalogue_for(ctx, ctx->arch, &cat);
     if (st != KG_OK)
         return st;
     if (cat) {
         if (from_catalogue(ctx, cat, 0, layout, g, tmpl, tmpl_len, src, why, why_len) == KG_OK) {
             note(why, why_len, "; %s", dbwhy);
+            lead(why, why_len, fold);
             return KG_OK;
         }
         snprintf(catwhy, sizeof catwhy, "; %s", why);
     }
     if (tuned(ctx, layout, g, 0, tmpl, tmpl_len, src, why, why_len) == KG_OK) {
         note(why, why_len, "%s", catwhy);
+        lead(why, why_len, fold);
         return KG_OK;
     }
     snprintf(dbwhy, sizeof dbwhy, "%s", why);
@@ -376,6 +447,7 @@ static kg_status choose(kg_context *ctx, const char *layout, const kg_gemm *g, c
         char w[2048];
         snprintf(w, sizeof w, "%s from %s%s; %s", head, why, catwhy, dbwhy);
         snprintf(why, why_len, "%s", w);
+        lead(why, why_len, fold);
         return KG_OK;
     }
     char nearwhy[1024] = "";
@@ -385,10 +457,12 @@ static kg_status choose(kg_context *ctx, const char *layout, const kg_gemm *g, c
         char w[2048];
         snprintf(w, sizeof w, "%s: %s%s%s; %s", head, why, catwhy, nearwhy, dbwhy);
         snprintf(why, why_len, "%s", w);
+        lead(why, why_len, fold);
         return KG_OK;
     }
-    return kgi_fail(ctx, KG_ERR_SHAPE, "kg_matmul: no usable configuration for %s M=%d N=%d K=%d: %s%s%s; %s",
-                    layout, g->m, g->n, g->k, why, catwhy, nearwhy, dbwhy);
+    return kgi_fail(ctx, KG_ERR_SHAPE, "kg_matmul: no usable configuration for %s M=%d N=%d K=%d%s%s: %s%s%s; %s",
+                    kgi_layout_name(lay), g->m, g->n, g->k, fold[0] ? ", " : "", fold, why, catwhy, nearwhy,
+                    dbwhy);
 }
 
 kg_status kg_matmul(kg_context *ctx, const char *layout, int m, int n, int k, float alpha, const float *a, int lda,
@@ -404,12 +478,13 @@ kg_status kg_matmul(kg_context *ctx, const char *layout, int m, int n, int k, fl
         return kgi_fail(ctx, KG_ERR_INVALID_ARG, "kg_matmul: M, N and K must be at least 1 (got M=%d N=%d K=%d)", m,
                         n, k);
     const kg_gemm g = {m, n, k, alpha, beta, a, lda, b, ldb, c, ldc};
-    int align = align_class(&g);
-    unsigned long long key = choice_key(lay, m, n, k, align);
+    kg_gemm gf;
+    int flay = fold_vectors(lay, &g, &gf), align = align_class(&gf); /* the folded call's, which runs */
+    unsigned long long key = choice_key(lay, m, n, k, align, flay);
     struct kgi_kernels *ks = ctx->kernels;
     choice *ch = ks ? kgi_map_get(&ks->choices, key) : NULL;
-    if (ch && ch->lay == lay && ch->m == m && ch->n == n && ch->k == k && ch->align == align)
-        return kg_kernel_launch(ctx, ch->kern, &g, stream);
+    if (ch && ch->lay == lay && ch->m == m && ch->n == n && ch->k == k && ch->align == align && ch->flay == flay)
+        return kg_kernel_launch(ctx, ch->kern, ch->folded ? &gf : &g, stream);
 
     /* first call for this key: choose, compile, load, remember */
     if (!ctx->drv)
@@ -418,7 +493,8 @@ kg_status kg_matmul(kg_context *ctx, const char *layout, int m, int n, int k, fl
         return kgi_fail(ctx, KG_ERR_NOMEM, "out of memory");
     char tmpl[64], config[512], why[2048];
     kg_source *src;
-    kg_status st = choose(ctx, layout, &g, tmpl, sizeof tmpl, &src, why, sizeof why);
+    int folded;
+    kg_status st = choose(ctx, lay, &g, flay, &gf, &folded, tmpl, sizeof tmpl, &src, why, sizeof why);
     if (st != KG_OK)
         return st;
     kg_kernel *kern;
@@ -430,7 +506,7 @@ kg_status kg_matmul(kg_context *ctx, const char *layout, int m, int n, int k, fl
     choice *nc = calloc(1, sizeof *nc);
     if (!nc)
         return kgi_fail(ctx, KG_ERR_NOMEM, "out of memory");
-    *nc = (choice){lay, m, n, k, align, kern, NULL, NULL};
+    *nc = (choice){lay, m, n, k, align, flay, folded, kern, NULL, NULL};
     if (ctx->verbose) {
         char full[2048 + 80];
         with_template(full, sizeof full, tmpl, why);
@@ -446,7 +522,7 @@ kg_status kg_matmul(kg_context *ctx, const char *layout, int m, int n, int k, fl
         free(ch->why);
         free(ch);
     }
-    return kg_kernel_launch(ctx, kern, &g, stream);
+    return kg_kernel_launch(ctx, kern, folded ? &gf : &g, stream);
 }
 
 kg_status kg_matmul_explain(kg_context *ctx, const char *layout, int m, int n, int k, char *config,
@@ -459,13 +535,16 @@ kg_status kg_matmul_explain(kg_context *ctx, const char *layout, int m, int n, i
         return kgi_fail(ctx, KG_ERR_INVALID_ARG, "layout must be \"nn\", \"nt\", \"tn\" or \"tt\"");
     if (m < 1 || n < 1 || k < 1)
         return kgi_fail(ctx, KG_ERR_INVALID_ARG, "M, N and K must be at least 1 (got M=%d N=%d K=%d)", m, n, k);
-    /* a choice kg_matmul recorded (KGEN_VERBOSE=1), widest alignment first */
+    /* a choice kg_matmul recorded (KGEN_VERBOSE=1), widest alignment first;
+     * as folded (fold_vectors: A's "t" may become "n", B's "n" "t") or not */
     struct kgi_kernels *ks = ctx->kernels;
     static const int classes[] = {4, 2, 1};
-    for (int i = 0; ks && i < 27; i++) {
-        int align = KGI_ALIGN(classes[i / 9], classes[i / 3 % 3], classes[i % 3]);
-        choice *ch = kgi_map_get(&ks->choices, choice_key(lay, m, n, k, align));
-        if (ch && ch->why && ch->lay == lay && ch->m == m && ch->n == n && ch->k == k && ch->align == align) {
+    for (int i = 0; ks && i < 4 * 27; i++) {
+        int align = KGI_ALIGN(classes[i % 27 / 9], classes[i % 27 / 3 % 3], classes[i % 3]);
+        int j = i / 27, flay = 2 * (j & 2 ? 0 : lay >= 2) + (j & 1 ? 1 : lay % 2);
+        choice *ch = kgi_map_get(&ks->choices, choice_key(lay, m, n, k, align, flay));
+        if (ch && ch->why && ch->lay == lay && ch->m == m && ch->n == n && ch->k == k && ch->align == align &&
+            ch->flay == flay) {
             if (strlen(ch->config) >= config_len)
                 return kgi_fail(ctx, KG_ERR_INVALID_ARG, "kg_matmul_explain: the configuration needs %zu bytes; config_len is %zu",
                                 strlen(ch->config) + 1, config_len);
@@ -480,9 +559,11 @@ kg_status kg_matmul_explain(kg_context *ctx, const char *layout, int m, int n, i
     static _Alignas(16) const float aligned[4];
     int at = lay >= 2, bt = lay % 2;
     const kg_gemm g = {m, n, k, 1.0f, 0.0f, aligned, at ? m : k, aligned, bt ? k : n, (float *)aligned, n};
+    kg_gemm gf;
+    int flay = fold_vectors(lay, &g, &gf), folded;
     char tmpl[64], w[2048];
     kg_source *src;
-    kg_status st = choose(ctx, layout, &g, tmpl, sizeof tmpl, &src, w, sizeof w);
+    kg_status st = choose(ctx, lay, &g, flay, &gf, &folded, tmpl, sizeof tmpl, &src, w, sizeof w);
     if (st != KG_OK)
         return st;
     if (strlen(src->config) >= config_len) {

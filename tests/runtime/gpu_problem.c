@@ -16,8 +16,11 @@ void gp_fill_bits(float *x, size_t n, unsigned bits)
         memcpy(&x[i], &bits, 4);
 }
 
-/* A leading dimension for `cols` columns: 16-byte multiple with room, or odd. */
-static int ld_for(int cols, int odd) { return odd ? (cols % 2 ? cols + 2 : cols + 1) : (cols + 3) / 4 * 4 + 4; }
+/* A leading dimension for `cols` columns: 16-byte multiple with room, odd, or minimal (odd = 2). */
+static int ld_for(int cols, int odd)
+{
+    return odd == 2 ? cols : odd ? (cols % 2 ? cols + 2 : cols + 1) : (cols + 3) / 4 * 4 + 4;
+}
 
 int gp_init(kg_context *ctx, gp_problem *p, const char *layout, int m, int n, int k, int odd,
             unsigned long long seed)

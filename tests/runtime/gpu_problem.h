@@ -33,8 +33,9 @@ typedef struct gp_problem {
 void gp_fill_bits(float *x, size_t n, unsigned bits);
 
 /* Random operands (seeded) for M x N x K in `layout` (nn, nt, tn, tt),
- * leading dimensions 16-byte multiples with 4 floats of room (odd = 0) or
- * odd (odd = 1), the references, and the device copies of A and B. 1, or 0
+ * leading dimensions 16-byte multiples with 4 floats of room (odd = 0),
+ * odd (odd = 1) or minimal (odd = 2: A's and B's rows as long as they
+ * are, lda = 1 for a "t" A of one column), the references, and the device copies of A and B. 1, or 0
  * when memory or the device failed (gp_free still frees what there is). */
 int gp_init(kg_context *ctx, gp_problem *p, const char *layout, int m, int n, int k, int odd,
             unsigned long long seed);

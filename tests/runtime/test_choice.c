@@ -100,6 +100,47 @@ int main(int argc, char **argv)
                         "from its median efficiency", "no kernel has times for this layout", NULL};
     expect("nt", 1000, 1000, 1000, nt, why, sizeof why);
 
+    /* a vector operand that lies as one row (minimal leading dimensions:
+     * lda = M = 1 for A stored "t", ldb = N = 1 for B stored "n") is chosen
+     * in the layout that reads it as a row, and says so; one that does not
+     * fold keeps its layout */
+    {
+        static const struct {
+            const char *layout;
+            int m, n;
+            const char *as, *reason;
+        } folds[] = {
+            {"tn", 1, 3000, "nn", "tn read as nn (M = 1, lda = 1: A is one row of K floats); catalogue sm_90 ("},
+            {"tt", 1, 3000, "nt", "tt read as nt (M = 1, lda = 1: A is one row of K floats); "},
+            {"nn", 3000, 1, "nt", "nn read as nt (N = 1, ldb = 1: B is one row of K floats); "},
+            {"tn", 3000, 1, "tt", "tn read as tt (N = 1, ldb = 1: B is one row of K floats); "},
+            {"tn", 1, 1, "nt",
+             "tn read as nt (M = 1, lda = 1: A is one row of K floats; N = 1, ldb = 1: B is one row of K floats); "},
+            {"nt", 1, 3000, "nt", NULL}, {"nn", 1, 3000, "nn", NULL}, {"tn", 2, 3000, "tn", NULL},
+            {"tt", 3000, 1, "tt", NULL}, {"nn", 3000, 2, "nn", NULL},
+        };
+        for (size_t i = 0; i < sizeof folds / sizeof folds[0]; i++) {
+            char config[512], same[512], w2[2048], lay[16];
+            const char *l = folds[i].layout;
+            int m = folds[i].m, n = folds[i].n;
+            CHECK_MSG(kg_matmul_explain(ctx, l, m, n, 700, config, sizeof config, why, sizeof why) == KG_OK, "%s",
+                      kg_last_error(ctx));
+            printf("sm_90 %s %dx%dx700: %s\n  %s\n", l, m, n, config, why);
+            snprintf(lay, sizeof lay, "layout=%s", folds[i].as);
+            CHECK_MSG(strstr(config, lay) != NULL, "%s %dx%d: %s not in %s", l, m, n, lay, config);
+            if (folds[i].reason) {
+                CHECK_MSG(strncmp(why + (strncmp(why, "[template ", 10) == 0 ? strcspn(why, "]") + 2 : 0),
+                                  folds[i].reason, strlen(folds[i].reason)) == 0,
+                          "%s %dx%d: '%s' does not start with '%s'", l, m, n, why, folds[i].reason);
+                /* the same choice as the call in the folded layout itself */
+                CHECK(kg_matmul_explain(ctx, folds[i].as, m, n, 700, same, sizeof same, w2, sizeof w2) == KG_OK);
+                CHECK_MSG(strcmp(config, same) == 0, "%s %dx%d: %s, but %s: %s", l, m, n, config, folds[i].as, same);
+            } else {
+                CHECK_MSG(strstr(why, " read as ") == NULL, "%s %dx%d: %s", l, m, n, why);
+            }
+        }
+    }
+
     /* another architecture: the nearest catalogue's kernels that render there */
     const kgi_catalogue *near = NULL;
     CHECK(kg_set_arch(ctx, 80) == KG_OK);

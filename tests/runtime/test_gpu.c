@@ -235,6 +235,45 @@ static void check_matmul(kg_context *ctx, const char *layout, int m, int n, int 
     gp_free(ctx, &p);
 }
 
+/*
+ * A vector operand stored as one row in the call's own layout (M = 1, A
+ * "t", lda = 1; N = 1, B "n", ldb = 1) runs in the layout that reads it as
+ * a row; minimal leading dimensions, beta = BETA and beta = 0 on a C
+ * poisoned with NaN, each twice (the second call takes the cached
+ * choice). `folds`: whether the recorded reason must say so.
+ */
+static void check_folded(kg_context *ctx, const char *layout, int m, int n, int k, int minimal, int folds)
+{
+    gp_problem p;
+    CHECK(gp_init(ctx, &p, layout, m, n, k, minimal ? 2 : 0, 900 + m + n + k));
+    for (int rep = 0; rep < 4; rep++) {
+        int beta0 = rep >= 2;
+        memcpy(p.cin, p.c, p.nc * 4);
+        if (beta0)
+            for (int r = 0; r < m; r++)
+                gp_fill_bits(p.cin + (size_t)r * p.ldc, (size_t)n, GP_POISON);
+        CHECK(kgi_dev_upload(ctx, p.dc, p.cin, p.nc * 4) == KG_OK);
+        kg_status st = kg_matmul(ctx, layout, m, n, k, ALPHA, p.da, p.lda, p.db, p.ldb, beta0 ? 0.0f : BETA, p.dc,
+                                 p.ldc, NULL);
+        CHECK_MSG(st == KG_OK, "kg_matmul %s %dx%dx%d: %s", layout, m, n, k, kg_last_error(ctx));
+        CHECK(kgi_dev_sync(ctx) == KG_OK && kgi_dev_download(ctx, p.out, p.dc, p.nc * 4) == KG_OK);
+        double e = kgi_gemm_error_mag(m, n, p.out, p.ldc, beta0 ? p.ref0 : p.ref, beta0 ? p.mag0 : p.mag);
+        CHECK_MSG(e <= kgi_gemm_tolerance(k), "kg_matmul %s %dx%dx%d lda=%d ldb=%d beta=%g: error %.3g", layout, m,
+                  n, k, p.lda, p.ldb, beta0 ? 0.0 : BETA, e);
+        for (int r = 0; r < m; r++)
+            CHECK_MSG(memcmp(p.out + (size_t)r * p.ldc + n, p.cin + (size_t)r * p.ldc + n,
+                             (size_t)(p.ldc - n) * 4) == 0,
+                      "kg_matmul %s %dx%dx%d: wrote past N in row %d", layout, m, n, k, r);
+        matmul_runs++;
+    }
+    char config[512], why[2048];
+    CHECK(kg_matmul_explain(ctx, layout, m, n, k, config, sizeof config, why, sizeof why) == KG_OK);
+    CHECK_MSG(strstr(why, "recorded by kg_matmul") && (strstr(why, " read as ") != NULL) == folds, "%s %dx%dx%d: %s",
+              layout, m, n, k, why);
+    printf("kg_matmul %s %dx%dx%d lda=%d ldb=%d: %s\n  %s\n", layout, m, n, k, p.lda, p.ldb, config, why);
+    gp_free(ctx, &p);
+}
+
 static void test_matmul(kg_context *ctx)
 {
     for (int l = 0; l < 4; l++) {
@@ -251,6 +290,15 @@ static void test_matmul(kg_context *ctx)
     check_matmul(ctx, "nt", 1000, 1000, 300, 0, NULL);
     for (int l = 0; l < 4; l++) /* small output, long K */
         check_matmul(ctx, layouts[l], 64, 512, 4096, 0, NULL);
+    for (int l = 0; l < 4; l++) { /* vectors stored as one row (minimal leading dimensions) or not */
+        int at = layouts[l][0] == 't', bt = layouts[l][1] == 't';
+        check_folded(ctx, layouts[l], 1, 8192, 2048, 1, at);
+        check_folded(ctx, layouts[l], 1, 2999, 701, 1, at);
+        check_folded(ctx, layouts[l], 4096, 1, 4096, 1, !bt);
+        check_folded(ctx, layouts[l], 1, 1, 333, 1, at || !bt);
+        check_folded(ctx, layouts[l], 1, 3000, 700, 0, 0); /* lda = 8 for a "t" A: a strided vector */
+        check_folded(ctx, layouts[l], 3001, 1, 700, 0, 0);
+    }
     printf("kg_matmul: %d calls checked\n", matmul_runs);
 
     /* refusals name what is wrong */
