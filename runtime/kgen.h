@@ -218,9 +218,12 @@ kg_status kg_matmul(kg_context *ctx, const char *layout, int m, int n, int k, fl
  * shape 4096x4096x4096 in <db>", "catalogue sm_90 (...): kernel 7 ...,
  * predicted ... from ...; runner-up ...", "no catalogue for sm_80:
  * model-only choice ..."). A call whose vector operand lies as one row
- * (M = 1 with A "t" and lda = 1, N = 1 with B "n" and ldb = 1) runs the
- * kernel of the layout that reads it so: its configuration names that
- * layout and its reason says "tn read as nn (...)" (catalogue/README.md).
+ * (M = 1 with A "t" and lda = 1, N = 1 with B "n" and ldb = 1) runs, unless
+ * the tuning database has the shape in the call's own layout, the kernel
+ * of the layout that reads it so: its configuration names that layout and
+ * its reason says "tn read as nn (...)" (catalogue/README.md). For a shape
+ * kg_matmul has not recorded, the answer is for minimal leading dimensions
+ * (lda = 1 for such an A) and 16-byte aligned A, B and C.
  * The configuration is whole or an error
  * (KG_ERR_INVALID_ARG: config_len too small; 512 bytes hold any); a reason
  * longer than why_len is cut and ends in "...". */

@@ -2,8 +2,8 @@
  * matmul.c -- kg_matmul: a configuration for the device and shape, picked
  * once and remembered.
  *
- * The pick, per (layout, M, N, K, alignment class) (choose() below has
- * the whole order): the tuning database's entry for the device and exact
+ * The pick, per (layout, M, N, K, alignment class, folded layout) (choose()
+ * below has the whole order): the tuning database's entry for the device and exact
  * shape (runtime/tunedb.c), else the measured kernel catalogue for the
  * architecture (runtime/catalogue.c, pick.c), else the nearest tuned shape
  * and a model-only choice. Each is adapted to the call before it is used: a kernel without bound
@@ -18,7 +18,8 @@
  * catalogue's model leans on). A call whose vector operand lies as one
  * row whichever way it is said to be stored (M = 1 with A "t" and lda = 1,
  * N = 1 with B "n" and ldb = 1) is chosen and run in the layout that reads
- * it as a row (fold_vectors), after a tuned entry for its own layout.
+ * it as a row (fold_vectors), after a tuned entry for its own layout; the
+ * key's alignment class is then the folded call's (lda or ldb K).
  *
  * The chosen kernel is kept in a hash map: a repeated call costs a hash,
  * the launch's precondition check and cuLaunchKernel; no Lua, no strings.
@@ -376,9 +377,10 @@ static void lead(char *why, size_t len, const char *head)
 {
     if (!head[0])
         return;
-    char w[2048];
+    char w[4096];
     snprintf(w, sizeof w, "%s; %s", head, why);
-    snprintf(why, len, "%s", w);
+    why[0] = '\0';
+    note(why, len, "%s", w); /* cut to len, ending in "..." */
 }
 
 /*
@@ -535,8 +537,9 @@ kg_status kg_matmul_explain(kg_context *ctx, const char *layout, int m, int n, i
         return kgi_fail(ctx, KG_ERR_INVALID_ARG, "layout must be \"nn\", \"nt\", \"tn\" or \"tt\"");
     if (m < 1 || n < 1 || k < 1)
         return kgi_fail(ctx, KG_ERR_INVALID_ARG, "M, N and K must be at least 1 (got M=%d N=%d K=%d)", m, n, k);
-    /* a choice kg_matmul recorded (KGEN_VERBOSE=1), widest alignment first;
-     * as folded (fold_vectors: A's "t" may become "n", B's "n" "t") or not */
+    /* a choice kg_matmul recorded (KGEN_VERBOSE=1): for each layout the call
+     * may have been folded to (fold_vectors: A's "t" may become "n", B's "n"
+     * "t"; its own first), widest alignment first */
     struct kgi_kernels *ks = ctx->kernels;
     static const int classes[] = {4, 2, 1};
     for (int i = 0; ks && i < 4 * 27; i++) {
