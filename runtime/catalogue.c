@@ -145,8 +145,15 @@ static int kslices_field(parser *p, const char *text, kgi_cat_kernel *k)
     return int_field(p, "KSLICES", text, 1, 65536, &k->kslices);
 }
 
+/* A measured kernel time is at least a nanosecond and at most 1000 s: the
+ * model scales and divides times by each other (pick.c), and a value far
+ * outside that (the catalogue fuzzer's 2e303) overflows its predictions. */
+#define TIME_MIN_US 1e-3
+#define TIME_MAX_US 1e9
+
 /* A positive decimal ("12", "0.5", "1.5e3"): digits, an optional
- * fraction and exponent; no sign, no hex, no inf or nan. */
+ * fraction and exponent; no sign, no hex, no inf or nan; within
+ * TIME_MIN_US .. TIME_MAX_US. */
 static int time_field(parser *p, int kernel, const char *s, double *out)
 {
     const char *q = s;
@@ -170,6 +177,8 @@ static int time_field(parser *p, int kernel, const char *s, double *out)
         return fail(p, "kernel %d's time '%.40s' is neither a positive decimal (microseconds) nor '-'", kernel, s);
     if (!(v > 0) || !isfinite(v))
         return fail(p, "kernel %d's time %.40s is not positive and finite", kernel, s);
+    if (v < TIME_MIN_US || v > TIME_MAX_US)
+        return fail(p, "kernel %d's time %.40s is not a kernel time in microseconds (0.001 to 1e9)", kernel, s);
     *out = v;
     return 0;
 }
