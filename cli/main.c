@@ -96,7 +96,9 @@ static const command commands[] = {
      "  for sm_90, said so; with --arch no device, so no tuned entry (they are per device).\n"
      "  KGEN_CATALOGUE and KGEN_DB are read as kg_matmul reads them. One line per\n"
      "  choice, `[TAG] LAYOUT MxNxK TEMPLATE CONFIG`, then the reason indented (--brief:\n"
-     "  not), so that two catalogues' choices compare with diff.\n"},
+     "  not), so that two catalogues' choices compare with diff. With M = 1 in tn or tt,\n"
+     "  or N = 1 in nn or tn, the vector is one row and CONFIG's layout is the one that\n"
+     "  reads it so (\"tn read as nn\").\n"},
     {"precompile", kgc_cmd_precompile,
      "kgen precompile [--arch sm_XY] [--jobs J] [--catalogue FILE]\n"
      "  Compiles every kernel of the catalogue for this GPU's architecture, in every layout\n"
