@@ -407,7 +407,8 @@ static void lead(char *why, size_t len, const char *head)
 static kg_status choose(kg_context *ctx, int lay, const kg_gemm *g, int flay, const kg_gemm *gf, int *folded,
                         char *tmpl, size_t tmpl_len, kg_source **src, char *why, size_t why_len)
 {
-    char dbwhy[1024], catwhy[1024] = "", fold[160];
+    char dbwhy[1024], catwhy[1024] = "", fold[160], head[128], nearwhy[1024] = "";
+    kg_status st;
     const char *layout = kgi_layout_name(flay);
     const kgi_catalogue *cat, *near;
     describe_fold(lay, flay, fold, sizeof fold);
@@ -416,29 +417,24 @@ static kg_status choose(kg_context *ctx, int lay, const kg_gemm *g, int flay, co
         return KG_OK;
     snprintf(dbwhy, sizeof dbwhy, "%s", why);
     *folded = flay != lay;
-    if (*folded && tuned(ctx, layout, gf, 1, tmpl, tmpl_len, src, why, why_len) == KG_OK) {
-        lead(why, why_len, fold);
-        return KG_OK;
-    }
+    if (*folded && tuned(ctx, layout, gf, 1, tmpl, tmpl_len, src, why, why_len) == KG_OK)
+        goto chosen;
     g = gf;
-    kg_status st = kgi_catalogue_for(ctx, ctx->arch, &cat);
+    st = kgi_catalogue_for(ctx, ctx->arch, &cat);
     if (st != KG_OK)
         return st;
     if (cat) {
         if (from_catalogue(ctx, cat, 0, layout, g, tmpl, tmpl_len, src, why, why_len) == KG_OK) {
             note(why, why_len, "; %s", dbwhy);
-            lead(why, why_len, fold);
-            return KG_OK;
+            goto chosen;
         }
         snprintf(catwhy, sizeof catwhy, "; %s", why);
     }
     if (tuned(ctx, layout, g, 0, tmpl, tmpl_len, src, why, why_len) == KG_OK) {
         note(why, why_len, "%s", catwhy);
-        lead(why, why_len, fold);
-        return KG_OK;
+        goto chosen;
     }
     snprintf(dbwhy, sizeof dbwhy, "%s", why);
-    char head[128];
     if (cat)
         snprintf(head, sizeof head, "no usable kernel in the catalogue for sm_%d: model-only choice", ctx->arch);
     else
@@ -449,22 +445,22 @@ static kg_status choose(kg_context *ctx, int lay, const kg_gemm *g, int flay, co
         char w[2048];
         snprintf(w, sizeof w, "%s from %s%s; %s", head, why, catwhy, dbwhy);
         snprintf(why, why_len, "%s", w);
-        lead(why, why_len, fold);
-        return KG_OK;
+        goto chosen;
     }
-    char nearwhy[1024] = "";
     if (near)
         snprintf(nearwhy, sizeof nearwhy, "; %s", why);
     if (template_defaults(ctx, layout, g, tmpl, tmpl_len, src, why, why_len) == KG_OK) {
         char w[2048];
         snprintf(w, sizeof w, "%s: %s%s%s; %s", head, why, catwhy, nearwhy, dbwhy);
         snprintf(why, why_len, "%s", w);
-        lead(why, why_len, fold);
-        return KG_OK;
+        goto chosen;
     }
     return kgi_fail(ctx, KG_ERR_SHAPE, "kg_matmul: no usable configuration for %s M=%d N=%d K=%d%s%s: %s%s%s; %s",
                     kgi_layout_name(lay), g->m, g->n, g->k, fold[0] ? ", " : "", fold, why, catwhy, nearwhy,
                     dbwhy);
+chosen: /* every choice after the call's own tuned entry is the folded call's */
+    lead(why, why_len, fold);
+    return KG_OK;
 }
 
 kg_status kg_matmul(kg_context *ctx, const char *layout, int m, int n, int k, float alpha, const float *a, int lda,
