@@ -181,8 +181,10 @@ static int measure(bench *b, const kgb_shape *sh, kgb_problem *p, int spec, cons
         if (kg_matmul_explain(b->ctx, p->layout, sh->m, sh->n, sh->k, config, sizeof config, why, sizeof why) !=
             KG_OK)
             snprintf(config, sizeof config, "(unknown: %s)", kg_last_error(b->ctx));
-        /* a tuned entry's reason starts "tuned" after the template ("[template T] tuned: ...") */
-        if (o->no_db && strncmp(kgwhy_template(why, tmpl, sizeof tmpl), "tuned", 5) == 0) {
+        /* the template that ran, named at the reason's start ("[template T] tuned: ..."), where a tuned
+         * entry's reason then says "tuned" */
+        const char *rest = kgwhy_template(why, tmpl, sizeof tmpl);
+        if (o->no_db && strncmp(rest, "tuned", 5) == 0) {
             fprintf(stderr, "kgen-bench: --no-db, but kg_matmul used a tuning database: %s\n", why);
             return -1;
         }

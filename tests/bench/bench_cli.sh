@@ -5,10 +5,12 @@
 # the benchmark on a few small odd shapes, kg_matmul's choice without a
 # tuning database in every layout, a forced split-K configuration, several
 # configurations from a file on explicit (padded) leading dimensions with
-# alpha and beta not 0 or 1, every result checked against cuBLAS; exits 77
+# alpha and beta not 0 or 1, kg_matmul's choice from a tuning database,
+# every result checked against cuBLAS; exits 77
 # (skipped) where there is no GPU.
-# Usage: bench_cli.sh KGEN_BENCH MODE(input|run)
-BENCH=$1; MODE=$2
+# Usage: bench_cli.sh KGEN_BENCH MODE(input|run) [KGEN]  (KGEN: run mode also times kg_matmul's choice from a
+# tuning database that kgen tune writes, and checks the CSV names the tuned entry's template)
+BENCH=$1; MODE=$2; KGEN=${3:-}
 PROG=$BENCH
 # shellcheck source=tests/bench/checks.sh
 . "$(dirname "$0")/checks.sh"
@@ -111,6 +113,18 @@ else
     cat "$T/out"
     [ $rc -eq 0 ] && ok || bad "forced split-K run exited $rc: $(cat "$T/err")"
     grep -q "matmul_warp" "$T/out" && ok || bad "the forced template is not named in the output"
+    # kg_matmul's choice from a tuning database: the CSV names the tuned entry's template and configuration
+    if [ -n "$KGEN" ]; then
+        printf 'odd 17 33 9\n' > "$T/one.txt"
+        printf 'matmul_warp bm=64 bn=64 bk=16 wm=32 wn=32 vec=1 stages=3\n' > "$T/tuned.txt"
+        "$KGEN" tune --configs "$T/tuned.txt" --shapes "$T/one.txt" --layout nn --db "$T/t.db" --final 0 \
+            > "$T/tune.out" 2>&1 && ok || bad "kgen tune for the database: $(tail -n 3 "$T/tune.out")"
+        KGEN_DB="$T/t.db" "$BENCH" --shapes "$T/one.txt" --layout nn --csv "$T/t.csv" --samples 3 --min-ms 0.2 \
+            > "$T/out" 2> "$T/err"; rc=$?
+        cat "$T/out"
+        [ $rc -eq 0 ] && awk -F, 'NR == 2 && $11 == 1 && $12 == "matmul_warp" && $13 ~ /^bm=64 bn=64 bk=16 /' "$T/t.csv" |
+            grep -q . && ok || bad "the tuned entry's template and configuration are not in the CSV: $(cat "$T/t.csv")"
+    fi
     # several configurations, explicit leading dimensions (odd, padded), alpha and beta
     printf 'pad 100 77 53 103 79 83\nodd 33 65 17 37 67 71\n' > "$T/ld.txt"
     printf 'matmul_warp bm=64 bn=64 bk=16 wm=32 wn=32 vec=1 stages=3\nmatmul_warp bm=64 bn=64 bk=16 wm=32 wn=32 vec=1 splitk=2 layout=nt\nmatmul bm=32 bn=32 bk=8\n' > "$T/cfg.txt"
