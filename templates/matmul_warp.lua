@@ -198,9 +198,16 @@ T.space = {
 -- products whose C has too few 64 x 64 tiles to fill the GPU even cut
 -- along K: a 127 x 129 x 131 product ran 4-9 % faster on 32 x 32 tiles
 -- than on any 64 x 64 kernel of the space, in three of four layouts
--- (H200, docs/performance.md).
+-- (H200, docs/performance.md). Tiles 16 wide, for products whose M or N
+-- is 9 to 16 (a few vectors at once over a large operand, too many for
+-- matmul_skinny's sums per thread, too few for 32-wide tiles, which waste
+-- half their multiply-adds): 128 x 16 and 16 x 128 tiles ran 14345 x 11 x
+-- 5907 and 12 x 8192 x 4096 1.2-2.0x faster than any kernel of the space
+-- before them, in nn and nt (H200, docs/performance.md row 78).
 T.space_groups = {
   { bm = { 32 }, bn = { 32, 64 }, wm = { 16, 32 }, tm = { 2, 4 }, ba = { 0 }, xb = { 0 }, raster = { 1 } },
+  { bn = { 16 }, wn = { 16 }, ln = { 4 }, tn = { 2, 4 }, wm = { 32, 64 }, raster = { 1 } },
+  { bm = { 16 }, wm = { 16 }, tm = { 2, 4 }, bn = { 128, 256 }, raster = { 1 } },
 }
 
 local MAX_OUTPUTS = 128 -- accumulators per thread the register file can hold

@@ -8,7 +8,7 @@
  * rasterization, split-K with its beta kernel and scalar or vector
  * atomic additions or a cluster's sum through distributed shared memory
  * (cl=1), compact single-float copies (cc=1), the register cap, bound
- * checks on and off) runs in two layouts on every shape of the suite --
+ * checks on and off, tiles 16 wide) runs in two layouts on every shape of the suite --
  * 1x1x1, M=1, N=1, K=1, primes, tile sizes plus and minus one, K longer
  * than a split-K slice count, and aligned shapes for the vector copies --
  * with alpha = 1.25, beta = -0.5 (C random) and again with alpha = -0.75,
@@ -111,6 +111,9 @@ static const char *const configs[] = {
     "bm=64 bn=128 bk=16 wm=32 wn=64 stages=1 vec=4 ba=1 splitk=3 red=4 xb=1 pred=1",
     "bm=64 bn=64 bk=16 wm=32 wn=32 stages=1 vec=1 at=0 bt=1 xb=1",
     "bm=64 bn=128 bk=32 wm=32 wn=64 wk=2 stages=1 vec=4 xb=1 raster=8",
+    /* tiles 16 wide (the tuner's space_groups for a side of 9-16): 128 x 16 with split-K, 16 x 128 */
+    "bm=128 bn=16 bk=8 wm=32 wn=16 tm=4 tn=4 ln=4 stages=1 vec=1 splitk=8 red=4",
+    "bm=16 bn=128 bk=8 wm=16 wn=32 tm=2 tn=4 ln=8 stages=1 vec=4 splitk=4 red=4 pred=1",
 };
 #define NCONFIGS (int)(sizeof configs / sizeof *configs)
 
@@ -142,6 +145,9 @@ static const char *const sk_configs[] = {
     "bm=128 bn=256 bk=16 wm=64 wn=64 stages=3 raster=8 vec=1 sk=1 red=4 cc=1 skw=1",
     "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=1 cc=1 pred=1 raster=8 sk=2 red=4 skw=1",
     "bm=64 bn=64 bk=8 wm=32 wn=32 stages=2 vec=2 sk=1 red=4 minb=2 skw=1",
+    /* tiles 16 wide */
+    "bm=16 bn=128 bk=8 wm=16 wn=32 tm=2 tn=4 ln=8 stages=1 vec=1 pred=1 sk=1 red=4",
+    "bm=128 bn=16 bk=8 wm=32 wn=16 tm=4 tn=4 ln=4 stages=1 vec=4 sk=1 red=4",
 };
 #define NSK (int)(sizeof sk_configs / sizeof *sk_configs)
 
