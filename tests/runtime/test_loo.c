@@ -21,9 +21,11 @@
 
 /* The committed sm_90 catalogue (268 training shapes x 4 layouts, 96 of them thin, 32 with a deep K under
  * a small output, 16 with a tiny K under a large one, 16 long and thin over a short K; the 40 kernels of
- * the one before, none swapped, measured there too, 2026-11-27), under the model that counts C's single
- * stores for the kernels that need 16-byte rows of A and B (runtime/pick.c): geometric mean 1.0272,
- * worst 1.62 (tn 31x128x23488); so the bound on one pair is 2.0 again. Under the model before it:
+ * the one before with its kernels 17 and 34 replaced by two with 128 x 16 tiles, 2026-11-28): geometric
+ * mean 1.0268, worst 1.62 (tn 31x128x23488). The one before (its 40 kernels, none swapped, measured there
+ * too, 2026-11-27), under the model that counts C's single stores for the kernels that need 16-byte rows
+ * of A and B (runtime/pick.c): geometric mean 1.0272, worst 1.62 (tn 31x128x23488); so the bound on one
+ * pair is 2.0 again. Under the model before it:
  * 1.0287, worst 2.195 at nt 3141x4050x20 (below). The one before (252 shapes; the 40 kernels of the one before it with 3 swapped, chosen
  * from 100): geometric mean 1.0286, worst 2.195 (nt 3141x4050x20, an odd M
  * over K = 20, where the 16 tiny-K shapes are the only neighbours and the choice is kernel 20 at 87 us
