@@ -201,9 +201,10 @@ T.space = {
 -- (H200, docs/performance.md). Tiles 16 wide, for products whose M or N
 -- is 9 to 16 (a few vectors at once over a large operand, too many for
 -- matmul_skinny's sums per thread, too few for 32-wide tiles, which waste
--- half their multiply-adds): 128 x 16 and 16 x 128 tiles ran 14345 x 11 x
--- 5907 and 12 x 8192 x 4096 1.2-2.0x faster than any kernel of the space
--- before them, in nn and nt (H200, docs/performance.md row 78).
+-- half their multiply-adds): in nt a 128 x 16 tile ran 14345 x 11 x 5907
+-- 1.52x and a 16 x 128 one 12 x 8192 x 4096 1.08x faster than the best of
+-- kgen tune's default search in the space before them (H200,
+-- docs/performance.md row 78).
 T.space_groups = {
   { bm = { 32 }, bn = { 32, 64 }, wm = { 16, 32 }, tm = { 2, 4 }, ba = { 0 }, xb = { 0 }, raster = { 1 } },
   { bn = { 16 }, wn = { 16 }, ln = { 4 }, tn = { 2, 4 }, wm = { 32, 64 }, raster = { 1 } },
