@@ -304,7 +304,8 @@ int kgc_cmd_run(int argc, char **argv)
            ki.compile.registers, ki.compile.spill_stores, ki.compile.spill_loads, ki.compile.smem_static,
            ki.compile.smem_dynamic, ki.threads, ki.max_blocks_per_sm);
     if (ki.overlap)
-        printf("launch          overlapping its beta pass (programmatic dependent launch)\n");
+        printf("launch          overlapping its beta pass%s (programmatic dependent launch)\n",
+               ki.overlap > 1 ? ", which overlaps the kernel before it" : "");
     if (ki.compile.cache)
         printf("compile         from the %s\n", cache_name(ki.compile.cache));
     else

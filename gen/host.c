@@ -675,6 +675,9 @@ static kg_status read_side_kernels(kgi_host *h, kg_source *src, char *err, size_
         lua_getfield(L, -1, "overlap");
         src->pre_overlap = lua_toboolean(L, -1);
         lua_pop(L, 1);
+        lua_getfield(L, -1, "waits");
+        src->pre_waits = src->pre_overlap && lua_toboolean(L, -1);
+        lua_pop(L, 1);
         /* the pre kernel receives the same arguments: the same layout */
         memcpy(src->pre_geo.layout, src->geo.layout, sizeof src->pre_geo.layout);
     }

@@ -84,6 +84,10 @@ struct kg_source {
      * and `entry` waits for it (griddepcontrol.wait) before touching what it
      * wrote, so the launcher may overlap them (programmatic dependent launch) */
     int pre_overlap;
+    /* 1 (with pre_overlap): the pre kernel waits for the kernel before it
+     * (griddepcontrol.wait) before it touches memory or lets `entry` start,
+     * so the launcher may overlap it with whatever the stream ran last */
+    int pre_waits;
     /* The packing kernel when geo.pack_multiple > 1 (else pack_entry[0] == 0):
      * (A, a_rows, a_cols, lda, Ap, ldap, B, b_rows, b_cols, ldb, Bp, ldbp),
      * grid (ceil(max(ldap, ldbp) / 1024), rows up to 65535, 2), 256 threads;

@@ -20,6 +20,7 @@ struct kg_kernel {
     unsigned persist;        /* a persistent grid ("P"): SMs x fn's blocks per SM */
     unsigned ws_persist;     /* the same for ws_fn */
     int overlap;             /* launch fn to overlap pre_fn (programmatic dependent launch) */
+    int pre_overlap;         /* and pre_fn to overlap the kernel before it (the template's `waits`) */
 };
 
 /* A context's kernels: every one loaded, and the lookups that find them. */

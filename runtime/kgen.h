@@ -170,7 +170,9 @@ typedef struct kg_kernel_info {
     int max_blocks_per_sm;   /* occupancy the driver reports for this kernel */
     size_t local_bytes;      /* per-thread local memory */
     int overlap;             /* 1: launched to overlap its pre kernel (split-K's beta
-                                pass; programmatic dependent launch, sm_90) */
+                                pass; programmatic dependent launch, sm_90); 2: and
+                                the pre kernel to overlap the kernel before it, which
+                                it waits for before it starts this one */
     int pack;                /* 1: a launch first copies the operands whose rows do not
                                 hold whole 16-byte vectors into a padded workspace
                                 (pack=1; kg_kernel_launch) */

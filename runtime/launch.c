@@ -328,6 +328,10 @@ kg_status kgi_load_kernel(kg_context *ctx, const kg_source *src, kg_kernel **out
         const char *ov = getenv("KGEN_OVERLAP");
         k->overlap = k->pre_fn && src->pre_overlap && ctx->arch >= 90 && cu->LaunchKernelEx &&
                      !(ov && strcmp(ov, "0") == 0);
+        /* the pre kernel too, where it waits for the kernel before it (whatever
+         * the stream ran last) before it touches memory or lets fn start: its
+         * launch then overlaps that kernel's end (docs/performance.md, row 79) */
+        k->pre_overlap = k->overlap && src->pre_waits;
     }
     if ((st = prepare_function(ctx, k->fn, &k->geo, src->entry, &regs, &local, &sstatic, &blocks)) != KG_OK ||
         (k->pre_fn && (st = prepare_function(ctx, k->pre_fn, &k->pre_geo, src->pre_entry, &pregs, &plocal,
@@ -361,7 +365,7 @@ kg_status kgi_load_kernel(kg_context *ctx, const kg_source *src, kg_kernel **out
     memcpy(ki->block, src->geo.block, sizeof ki->block);
     ki->threads = (int)(ki->block[0] * ki->block[1] * ki->block[2]);
     ki->max_blocks_per_sm = blocks;
-    ki->overlap = k->overlap;
+    ki->overlap = k->overlap ? 1 + k->pre_overlap : 0;
     ki->pack = k->pack_fn != NULL;
     /* A persistent grid fills every slot where the kernel can be resident;
      * its pre kernel gets the same grid, so both divide the work alike. */
@@ -621,9 +625,10 @@ kg_status kg_kernel_launch(kg_context *ctx, const kg_kernel *k, const kg_gemm *g
                     st = kgi_cu_fail(ctx, cu, "cuLaunchKernel (post kernel)", rc);
                 continue;
             }
-            if (k->pre_fn && (rc = launch_one(cu, k->pre_fn, &k->pre_geo, pgrid, &part, NULL, (CUstream)stream, 0)) !=
-                                 CUDA_SUCCESS)
-                st = kgi_cu_fail(ctx, cu, "cuLaunchKernel (pre kernel)", rc);
+            if (k->pre_fn && (rc = launch_one(cu, k->pre_fn, &k->pre_geo, pgrid, &part, NULL, (CUstream)stream,
+                                              k->pre_overlap)) != CUDA_SUCCESS)
+                st = kgi_cu_fail(ctx, cu, k->pre_overlap ? "cuLaunchKernelEx (pre kernel)" : "cuLaunchKernel (pre kernel)",
+                                 rc);
             else if ((rc = launch_one(cu, k->fn, &k->geo, grid, &part, NULL, (CUstream)stream, k->overlap)) !=
                      CUDA_SUCCESS)
                 st = kgi_cu_fail(ctx, cu, k->overlap ? "cuLaunchKernelEx" : "cuLaunchKernel", rc);

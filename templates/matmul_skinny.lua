@@ -275,7 +275,8 @@ local function header(w, cfg, d, meta)
   if d.atomic then
     w:comment(string.format("  first %s_beta: block (256, 1, 1), grid (ceil(%s / 256), 1, 1): C = beta * C", d.entry, d.Ldim))
     w:comment("  sm_90: this kernel may be launched to overlap the first (programmatic stream")
-    w:comment("  serialization); it waits for it (griddepcontrol.wait) before adding into C.")
+    w:comment("  serialization); it waits for it (griddepcontrol.wait) before adding into C. The")
+    w:comment("  first may overlap the kernel before it: it waits for that one before it starts this.")
   end
   w:comment("Preconditions:")
   w:comment(string.format("  %s <= %d; M, N, K >= 1; lda >= %s, ldb >= %s, ldc >= N.", d.S, cfg.ms,
@@ -755,6 +756,7 @@ local function beta_kernel(w, cfg, d)
   w:line("extern \"C\" __global__ void __launch_bounds__(256)")
   signature(w, d.entry .. "_beta")
   w:open("")
+  w:linec("kgen_dep_wait();", "the kernel before this pass has finished (a no-op unless launched to overlap it)")
   w:linec("kgen_dep_launch();", "the main kernel may start: it waits for this one before adding")
   w:line("const int l = blockIdx.x * 256 + threadIdx.x;")
   w:line("if (l >= %s) return;", d.L)
@@ -803,7 +805,7 @@ function T.render(cfg, meta)
     result.pre = {
       entry = d.entry .. "_beta",
       block = { 256, 1, 1 },
-      overlap = true,
+      overlap = true, waits = true,
       grid = { { dim = d.Ldim, div = 256, mul = 1 }, { dim = "1", div = 1, mul = 1 }, { dim = "1", div = 1, mul = 1 } },
       smem_static = 0, smem_dynamic = 0,
       layout = cfg.layout,

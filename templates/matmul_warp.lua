@@ -435,7 +435,7 @@ function T.render(cfg, meta)
     result.pre = {
       entry = d.entry .. "_beta",
       block = { 128, 1, 1 },
-      overlap = true,
+      overlap = true, waits = true,
       grid = { { dim = "N", div = 128, mul = 1 }, { dim = "M", div = 64, mul = 1 }, { dim = "1", div = 1, mul = 1 } },
       smem_static = 0, smem_dynamic = 0,
       layout = cfg.layout,
@@ -444,7 +444,7 @@ function T.render(cfg, meta)
     result.pre = {
       entry = d.entry .. "_beta",
       block = { 256, 1, 1 },
-      overlap = true,
+      overlap = true, waits = true,
       grid = grid,
       smem_static = 0, smem_dynamic = 0,
       layout = cfg.layout,

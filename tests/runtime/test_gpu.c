@@ -12,7 +12,8 @@
  * refuse the shapes that are not multiples of their tile. NaN placed in A
  * and B must come out in its row and column. Then kg_matmul (defaults,
  * alignment fallbacks, its choice cache), a template with a `pre` kernel,
- * the driver's limits, and the timing helper.
+ * beta passes launched to overlap the kernel before them, the driver's
+ * limits, and the timing helper.
  *
  * argv[1]: the directory of the test templates (prebeta.lua).
  */
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "gpu_problem.h"
+#include "runtime/driver.h"
 #include "runtime/internal.h"
 #include "testutil.h"
 
@@ -366,6 +368,125 @@ static void test_pre_kernel(kg_context *ctx, const char *dir)
     CHECK(kg_set_template_path(ctx, NULL) == KG_OK);
 }
 
+/*
+ * A beta pass launched to overlap the kernel before it (sm_90: the template
+ * promises `waits`) must wait for that kernel before it reads C or lets the
+ * main kernel read A and B. The kernel before lets its dependents launch at
+ * once (griddepcontrol.launch_dependents, as a kernel made for programmatic
+ * launch may) and writes A, B and C after spinning about 0.2 ms, over NaN:
+ * a pass or main kernel that starts early reads NaN, or scales a C that is
+ * then overwritten. Split-K, stream-K and matmul_skinny's beta passes
+ * (three templates' texts), each layout once.
+ */
+static const char late_copy_src[] =
+    "extern \"C\" __global__ void kgen_test_late_copy(const float* __restrict__ sa, float* __restrict__ a,\n"
+    "    const float* __restrict__ sb, float* __restrict__ b, const float* __restrict__ sc, float* __restrict__ c,\n"
+    "    unsigned long long na, unsigned long long nb, unsigned long long nc, long long spin)\n"
+    "{\n"
+    "#if __CUDA_ARCH__ >= 900\n"
+    "    asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\");\n"
+    "#endif\n"
+    "    const long long t0 = clock64();\n"
+    "    while (clock64() - t0 < spin) { }\n"
+    "    const unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;\n"
+    "    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < na + nb + nc; i += step) {\n"
+    "        if (i < na) a[i] = sa[i];\n"
+    "        else if (i < na + nb) b[i - na] = sb[i - na];\n"
+    "        else c[i - na - nb] = sc[i - na - nb];\n"
+    "    }\n"
+    "}\n";
+
+static void test_chain(kg_context *ctx)
+{
+    static const struct {
+        const char *tmpl, *config;
+        int m, n, k;
+    } cases[] = {
+        {"matmul_warp", "bm=64 bn=64 bk=8 wm=32 wn=32 tm=4 tn=4 ln=8 vec=4 stages=2 splitk=4", 1500, 2000, 256},
+        {"matmul_warp", "bm=128 bn=128 bk=8 wm=64 wn=64 tm=4 tn=4 ln=8 vec=4 stages=2 sk=2", 1100, 1300, 900},
+        {"matmul_skinny", "small=m ms=2 vec=4 kc=512", 2, 8192, 2048},
+    };
+    kgi_nvrtc_result r;
+    char *err = NULL;
+    kg_status st = kgi_nvrtc_compile(late_copy_src, "late_copy.cu", kg_arch(ctx), &r, &err);
+    CHECK_MSG(st == KG_OK, "the late copy kernel: %s", err ? err : "");
+    free(err);
+    if (st != KG_OK)
+        return;
+    const kgi_cu *cu = ctx->drv->cu;
+    CUmodule mod = NULL;
+    CUfunction fn = NULL;
+    CHECK((st = kgi_drv_enter(ctx)) == KG_OK);
+    if (st == KG_OK) {
+        CHECK(cu->ModuleLoadData(&mod, r.cubin) == CUDA_SUCCESS &&
+              cu->ModuleGetFunction(&fn, mod, "kgen_test_late_copy") == CUDA_SUCCESS);
+        kgi_drv_leave(ctx);
+    }
+    kgi_nvrtc_result_free(&r);
+    if (!fn)
+        return;
+    int checked = 0, chained = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        for (int l = 0; l < 4; l++) {
+            char cfg[256];
+            snprintf(cfg, sizeof cfg, "%s layout=%s", cases[c].config, layouts[l]);
+            kg_kernel *kern;
+            kg_kernel_info ki;
+            st = kg_kernel_get(ctx, cases[c].tmpl, cfg, &kern);
+            CHECK_MSG(st == KG_OK && kg_kernel_query(ctx, kern, &ki) == KG_OK, "%s %s: %s", cases[c].tmpl, cfg,
+                      kg_last_error(ctx));
+            if (st != KG_OK)
+                continue;
+            chained += ki.overlap == 2;
+            gp_problem p;
+            int ok = gp_init(ctx, &p, layouts[l], cases[c].m, cases[c].n, cases[c].k, 0, 500u + (unsigned)(4 * c + l));
+            CHECK(ok);
+            void *sa = NULL, *sb = NULL, *sc = NULL;
+            ok = ok && kgi_dev_alloc(ctx, p.na * 4, &sa) == KG_OK && kgi_dev_alloc(ctx, p.nb * 4, &sb) == KG_OK &&
+                 kgi_dev_alloc(ctx, p.nc * 4, &sc) == KG_OK && kgi_dev_copy(ctx, sa, p.da, p.na * 4) == KG_OK &&
+                 kgi_dev_copy(ctx, sb, p.db, p.nb * 4) == KG_OK && kgi_dev_upload(ctx, sc, p.c, p.nc * 4) == KG_OK &&
+                 kgi_dev_fill32(ctx, p.da, GP_POISON, p.na) == KG_OK &&
+                 kgi_dev_fill32(ctx, p.db, GP_POISON, p.nb) == KG_OK &&
+                 kgi_dev_fill32(ctx, p.dc, GP_POISON, p.nc) == KG_OK && kgi_dev_sync(ctx) == KG_OK;
+            CHECK_MSG(ok, "%s %s: device memory: %s", cases[c].tmpl, cfg, kg_last_error(ctx));
+            if (ok) {
+                unsigned long long na = p.na, nb = p.nb, nc = p.nc;
+                long long spin = 400000; /* clocks: about 0.2 ms at 2 GHz */
+                void *args[] = {&sa, &p.da, &sb, &p.db, &sc, &p.dc, &na, &nb, &nc, &spin};
+                kg_gemm g = {p.m, p.n, p.k, GP_ALPHA, GP_BETA, p.da, p.lda, p.db, p.ldb, p.dc, p.ldc};
+                CHECK((st = kgi_drv_enter(ctx)) == KG_OK);
+                if (st == KG_OK) {
+                    CUresult rc = cu->LaunchKernel(fn, 264, 1, 1, 256, 1, 1, 0, NULL, args, NULL);
+                    kgi_drv_leave(ctx);
+                    CHECK_MSG(rc == CUDA_SUCCESS, "the late copy's launch: %d", (int)rc);
+                    st = rc == CUDA_SUCCESS ? kg_kernel_launch(ctx, kern, &g, NULL) : KG_ERR_DRIVER;
+                    CHECK_MSG(st == KG_OK, "%s %s: %s", cases[c].tmpl, cfg, kg_last_error(ctx));
+                }
+                if (st == KG_OK && kgi_dev_sync(ctx) == KG_OK &&
+                    kgi_dev_download(ctx, p.out, p.dc, p.nc * 4) == KG_OK) {
+                    double e = kgi_gemm_error_mag(p.m, p.n, p.out, p.ldc, p.ref, p.mag);
+                    CHECK_MSG(e <= kgi_gemm_tolerance(p.k), "%s %s %dx%dx%d after a late writer: error %g",
+                              cases[c].tmpl, cfg, p.m, p.n, p.k, e);
+                    checked++;
+                }
+            }
+            kgi_dev_free(ctx, sa);
+            kgi_dev_free(ctx, sb);
+            kgi_dev_free(ctx, sc);
+            gp_free(ctx, &p);
+        }
+    }
+    CHECK((st = kgi_drv_enter(ctx)) == KG_OK);
+    if (st == KG_OK) {
+        cu->ModuleUnload(mod);
+        kgi_drv_leave(ctx);
+    }
+    const char *off = getenv("KGEN_OVERLAP");
+    if (kg_arch(ctx) >= 90 && !(off && strcmp(off, "0") == 0))
+        CHECK_MSG(chained == 12, "%d of 12 kernels launch their beta pass to overlap the kernel before it", chained);
+    printf("beta passes after a late writer: %d checks, %d of them launched to overlap it\n", checked, chained);
+}
+
 /* More row tiles than grid.y holds (65,535): the launch is split into row
  * chunks on offset pointers. bm=1 makes grid.y = M, so M = 70,001 needs two
  * chunks while staying small. */
@@ -442,6 +563,7 @@ int main(int argc, char **argv)
     test_timing(ctx);
     test_chunked(ctx);
     test_pre_kernel(ctx, argv[1]);
+    test_chain(ctx);
     kg_context_close(ctx);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -64,10 +64,24 @@ static int check_config(kg_context *ctx, const char *config)
               "%s: grid (%c, %c)", config, src->geo.grid[0].dim, src->geo.grid[1].dim);
     /* a beta pass exactly when K is sliced, and the wait before the first addition */
     int pre = src->pre_entry[0] != 0;
-    CHECK_MSG(pre == (kc > 0) && src->pre_overlap == pre, "%s: a beta pass exactly when kc > 0", config);
-    const char *wait = strstr(src->text, "kgen_dep_wait();"), *add = strstr(src->text, "atomicAdd(");
-    CHECK_MSG(pre ? (wait && add && wait < add) : (!wait && !add), "%s: griddepcontrol.wait before the additions",
+    CHECK_MSG(pre == (kc > 0) && src->pre_overlap == pre && src->pre_waits == pre, "%s: a beta pass exactly when kc > 0",
               config);
+    char def[200];
+    snprintf(def, sizeof def, "%s(int M", src->entry);
+    const char *body = strstr(src->text, def);
+    const char *wait = body ? strstr(body, "kgen_dep_wait();") : NULL, *add = body ? strstr(body, "atomicAdd(") : NULL;
+    CHECK_MSG(body && (pre ? (wait && add && wait < add) : (!wait && !add)),
+              "%s: griddepcontrol.wait before the additions", config);
+    if (pre) {
+        /* the beta pass waits for the kernel before it, then lets the main one start, then scales C */
+        snprintf(def, sizeof def, "%s(int M", src->pre_entry);
+        const char *pass = strstr(src->text, def);
+        const char *pwait = pass ? strstr(pass, "kgen_dep_wait();") : NULL;
+        const char *plaunch = pass ? strstr(pass, "kgen_dep_launch();") : NULL;
+        const char *scale = pass ? strstr(pass, "beta * ") : NULL;
+        CHECK_MSG(pwait && plaunch && scale && pwait < plaunch && plaunch < scale,
+                  "%s: the beta pass waits, then launches the main kernel, then scales C", config);
+    }
     if (pre)
         CHECK(src->pre_geo.grid[0].dim == src->geo.grid[0].dim && src->pre_geo.block[0] == 256);
     /* cs > 1: the K slices one cluster of cs blocks along y, two cluster barriers */

@@ -220,17 +220,29 @@ int main(void)
         /* the launcher overlaps the two kernels only on this promise: the pre
          * kernel lets the main one start, the main one waits before adding */
         int pre = a->pre_entry[0] != 0;
-        CHECK_MSG(a->pre_overlap == pre, "%s: every beta kernel allows the overlapped launch", cfg);
+        CHECK_MSG(a->pre_overlap == pre && a->pre_waits == pre, "%s: every beta kernel allows the overlapped launch",
+                  cfg);
         CHECK_MSG(pre == (strstr(a->text, "griddepcontrol.launch_dependents;") != NULL) &&
                       pre == (strstr(a->text, "kgen_dep_wait();") != NULL),
                   "%s: griddepcontrol exactly when there is a beta kernel", cfg);
         if (pre) {
-            /* the wait comes before the first atomic addition into C */
-            const char *wait = strstr(a->text, "kgen_dep_wait();");
-            const char *add = strstr(a->text, "kgen_red_add4(&crow");
-            if (!add)
-                add = strstr(a->text, "atomicAdd(&crow");
+            /* in the main kernel, the wait comes before the first atomic addition into C */
+            char def[200];
+            snprintf(def, sizeof def, "%s(int M", a->entry);
+            const char *body = strstr(a->text, def);
+            const char *wait = body ? strstr(body, "kgen_dep_wait();") : NULL;
+            const char *add = body ? strstr(body, "kgen_red_add4(&crow") : NULL;
+            if (body && !add)
+                add = strstr(body, "atomicAdd(&crow");
             CHECK_MSG(wait && add && wait < add, "%s: griddepcontrol.wait before the additions into C", cfg);
+            /* the beta pass waits for the kernel before it, then lets the main one start, then scales C */
+            snprintf(def, sizeof def, "%s(int M", a->pre_entry);
+            const char *pass = strstr(a->text, def);
+            const char *pwait = pass ? strstr(pass, "kgen_dep_wait();") : NULL;
+            const char *plaunch = pass ? strstr(pass, "kgen_dep_launch();") : NULL;
+            const char *scale = pass ? strstr(pass, "beta * ") : NULL;
+            CHECK_MSG(pwait && plaunch && scale && pwait < plaunch && plaunch < scale,
+                      "%s: the beta pass waits, then launches the main kernel, then scales C", cfg);
         }
         CHECK_MSG(cl == (strstr(a->text, "__cluster_dims__(1, 1,") != NULL), "%s: cluster dimensions exactly when cl=1",
                   cfg);

@@ -78,7 +78,8 @@ function M.emit(w, T, cfg, d, meta)
   end
   if d.overlap then
     w:comment("  sm_90: this kernel may be launched to overlap the first (programmatic stream")
-    w:comment("  serialization); it waits for it (griddepcontrol.wait) before adding into C.")
+    w:comment("  serialization); it waits for it (griddepcontrol.wait) before adding into C. The")
+    w:comment("  first may overlap the kernel before it: it waits for that one before it starts this.")
   end
   w:comment("Preconditions:")
   if cfg.bounds == 1 then

@@ -40,12 +40,15 @@ function M.red_add4(w)
 end
 
 -- A beta pass the main kernel may overlap: launch_dependents in the pass,
--- wait in the main kernel before it adds into C.
+-- wait in the main kernel before it adds into C. The pass itself waits for
+-- the kernel before it first, then lets the main kernel start, so that it
+-- too may be launched to overlap that kernel.
 function M.dep_launch(w)
-  w:comment("Programmatic dependent launch (sm_90): the beta pass lets this kernel's blocks start")
-  w:comment("at once (launch_dependents); they wait for the pass to finish, and for its stores")
-  w:comment("to be visible, only before they add into C. Without the launch attribute both are")
-  w:comment("no-ops: the stream has already ordered the two kernels.")
+  w:comment("Programmatic dependent launch (sm_90): the beta pass waits for the kernel before it")
+  w:comment("(whatever the stream ran last) and then lets this kernel's blocks start")
+  w:comment("(launch_dependents); they wait for the pass to finish, and for its stores to be")
+  w:comment("visible, only before they add into C. Without the launch attribute both are no-ops:")
+  w:comment("the stream has already ordered the kernels.")
   w:open("__device__ __forceinline__ void kgen_dep_launch()")
   w:line("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900")
   w:line("asm volatile(\"griddepcontrol.launch_dependents;\\n\" ::: \"memory\");")
