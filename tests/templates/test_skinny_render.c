@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pass_order.h"
 #include "runtime/internal.h"
 #include "skinny_space.h"
 #include "testutil.h"
@@ -66,22 +67,12 @@ static int check_config(kg_context *ctx, const char *config)
     int pre = src->pre_entry[0] != 0;
     CHECK_MSG(pre == (kc > 0) && src->pre_overlap == pre && src->pre_waits == pre, "%s: a beta pass exactly when kc > 0",
               config);
-    char def[200];
-    snprintf(def, sizeof def, "%s(int M", src->entry);
-    const char *body = strstr(src->text, def);
+    const char *body = kernel_def(src->text, src->entry);
     const char *wait = body ? strstr(body, "kgen_dep_wait();") : NULL, *add = body ? strstr(body, "atomicAdd(") : NULL;
     CHECK_MSG(body && (pre ? (wait && add && wait < add) : (!wait && !add)),
               "%s: griddepcontrol.wait before the additions", config);
-    if (pre) {
-        /* the beta pass waits for the kernel before it, then lets the main one start, then scales C */
-        snprintf(def, sizeof def, "%s(int M", src->pre_entry);
-        const char *pass = strstr(src->text, def);
-        const char *pwait = pass ? strstr(pass, "kgen_dep_wait();") : NULL;
-        const char *plaunch = pass ? strstr(pass, "kgen_dep_launch();") : NULL;
-        const char *scale = pass ? strstr(pass, "beta * ") : NULL;
-        CHECK_MSG(pwait && plaunch && scale && pwait < plaunch && plaunch < scale,
-                  "%s: the beta pass waits, then launches the main kernel, then scales C", config);
-    }
+    CHECK_MSG(!pre || beta_pass_in_order(src->text, src->pre_entry),
+              "%s: the beta pass waits, then launches the main kernel, then scales C", config);
     if (pre)
         CHECK(src->pre_geo.grid[0].dim == src->geo.grid[0].dim && src->pre_geo.block[0] == 256);
     /* cs > 1: the K slices one cluster of cs blocks along y, two cluster barriers */

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-
+#include "pass_order.h"
 #include "runtime/internal.h"
 #include "testutil.h"
 
@@ -227,21 +227,13 @@ int main(void)
                   "%s: griddepcontrol exactly when there is a beta kernel", cfg);
         if (pre) {
             /* in the main kernel, the wait comes before the first atomic addition into C */
-            char def[200];
-            snprintf(def, sizeof def, "%s(int M", a->entry);
-            const char *body = strstr(a->text, def);
+            const char *body = kernel_def(a->text, a->entry);
             const char *wait = body ? strstr(body, "kgen_dep_wait();") : NULL;
             const char *add = body ? strstr(body, "kgen_red_add4(&crow") : NULL;
             if (body && !add)
                 add = strstr(body, "atomicAdd(&crow");
             CHECK_MSG(wait && add && wait < add, "%s: griddepcontrol.wait before the additions into C", cfg);
-            /* the beta pass waits for the kernel before it, then lets the main one start, then scales C */
-            snprintf(def, sizeof def, "%s(int M", a->pre_entry);
-            const char *pass = strstr(a->text, def);
-            const char *pwait = pass ? strstr(pass, "kgen_dep_wait();") : NULL;
-            const char *plaunch = pass ? strstr(pass, "kgen_dep_launch();") : NULL;
-            const char *scale = pass ? strstr(pass, "beta * ") : NULL;
-            CHECK_MSG(pwait && plaunch && scale && pwait < plaunch && plaunch < scale,
+            CHECK_MSG(beta_pass_in_order(a->text, a->pre_entry),
                       "%s: the beta pass waits, then launches the main kernel, then scales C", cfg);
         }
         CHECK_MSG(cl == (strstr(a->text, "__cluster_dims__(1, 1,") != NULL), "%s: cluster dimensions exactly when cl=1",
