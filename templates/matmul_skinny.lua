@@ -32,7 +32,10 @@
 -- dots: 4 vectors of each row, 2 for ms >= 8) so that enough bytes are in
 -- flight to saturate the memory, and they stream (not kept in L1, 256-byte
 -- fetches into L2); pipe = 1 instead issues the next chunk's loads before
--- the current chunk is multiplied.
+-- the current chunk is multiplied, and pipe = 2 stages X for the block's
+-- whole slice of K once, after the slice's first batch of loads is issued,
+-- so that the memory is busy while X arrives and no barrier interrupts the
+-- stream.
 --
 -- Parallelism: kc > 0 cuts K into slices of kc (grid y = ceil(K / kc)),
 -- whose sums are added into C atomically after a first kernel has set
@@ -66,8 +69,8 @@ T.params = {
     doc = "K per block (grid y = ceil(K / kc)), the slices added into C atomically after a beta pass; 0: one block takes all of K and stores C" },
   { name = "cs", type = "int", default = 1, values = { 1, 2, 4, 8 },
     doc = "K slices that form one thread-block cluster (sm_90; needs kc=0): grid y = cs, each block takes ceil(K / cs) of K, and the cluster sums the blocks' partial sums through distributed shared memory and stores C (no beta pass, no atomics); 1: no cluster" },
-  { name = "pipe", type = "int", default = 0, values = { 0, 1 },
-    doc = "1: a chunk of K is one batch of loads, and the next chunk's loads of the large operand are issued before the current one is multiplied (two sets of registers); 0: each chunk's loads in batches, issued after its X is staged" },
+  { name = "pipe", type = "int", default = 0, values = { 0, 1, 2 },
+    doc = "1: a chunk of K is one batch of loads, and the next chunk's loads of the large operand are issued before the current one is multiplied (two sets of registers); 2 (needs kc > 0): the block's whole slice of K is one chunk, its first batch of loads issued before its X is staged (one barrier); 0: each chunk's loads in batches, issued after its X is staged" },
   { name = "layout", type = "enum", default = "nn", values = { "nn", "nt", "tn", "tt" },
     doc = "op(A), op(B): n as stored, t transposed (A stored K x M, B stored N x K)" },
 }
@@ -77,7 +80,9 @@ T.params = {
 -- slower than pipe = 0 on 22 of the 24 measured products (H200,
 -- bench/skinny.txt in 4 layouts: by 4-26 %), 1 % faster on one, even on
 -- the other; kc = 128 and 1024, which the kept slices come within 5 % of
--- on every measured product.
+-- on every measured product; pipe = 2, not yet timed as the template
+-- renders it (a harness of the same form: 3-6 % faster at 64 MiB
+-- products with K of 2048 or more, slower at K = 1428 with ms = 2).
 T.space = {
   small = { "m", "n" },
   ms = { 1, 2, 4, 8, 16 },
@@ -121,7 +126,7 @@ local function derive(cfg)
   if d.dots then
     d.rw = DOTS_RW
     d.unroll = cfg.ms >= 8 and DOTS_UNROLL // 2 or DOTS_UNROLL
-    d.kt = 32 * cfg.vec * d.unroll
+    d.kt = cfg.pipe == 2 and cfg.kc or 32 * cfg.vec * d.unroll
     d.bl = WARPS * d.rw                 -- values of l per block
     d.xstride = d.kt + 4                -- xs[i][k], rows 16-byte aligned, banks shifted
     d.xs_floats = cfg.ms * d.xstride
@@ -131,6 +136,7 @@ local function derive(cfg)
     d.unroll = (cfg.ms * cfg.vec >= 32) and 4 or 8 -- rows in flight per warp
     d.kt = (cfg.kc > 0 and cfg.kc < ROWS_CHUNK) and cfg.kc or ROWS_CHUNK
     if cfg.pipe == 1 then d.kt = WARPS * d.unroll end -- one batch per chunk
+    if cfg.pipe == 2 then d.kt = cfg.kc end           -- the whole slice one chunk
     d.bl = 32 * cfg.vec
     d.xstride = cfg.ms                  -- xs[k][i]
     d.xs_floats = d.kt * cfg.ms
@@ -146,6 +152,9 @@ local function derive(cfg)
 end
 
 function T.check(cfg, limits)
+  if cfg.pipe == 2 and cfg.kc == 0 then
+    return nil, "pipe=2 stages X for the block's whole slice of K at once: it needs kc > 0 (got kc=0)"
+  end
   if cfg.cs > 1 and cfg.kc ~= 0 then
     return nil, string.format("cs=%d makes a cluster of the K slices, each ceil(K / cs) long: it needs kc=0 (got kc=%d)",
       cfg.cs, cfg.kc)
@@ -254,6 +263,9 @@ local function header(w, cfg, d, meta)
   if cfg.pipe == 1 then
     w:comment("  pipeline            a chunk of K is one batch of loads; the next chunk's are issued before")
     w:comment("                      this one is multiplied (two sets of registers)")
+  elseif cfg.pipe == 2 then
+    w:comment("  pipeline            the slice of K is one chunk: its first batch of loads is issued, then")
+    w:comment("                      its X is staged (one barrier)")
   end
   w:comment(string.format("  block               %d threads over %d values of %s", THREADS, d.bl, d.L))
   w:comment(string.format("  X chunks            %d values of k at a time in xs (%d floats), zero past K and %s",
@@ -335,9 +347,9 @@ end
 
 -- Stages X(i, kt + k) for k < KT, i < ms into xs (zero past the slice and
 -- past S); consecutive threads walk X's contiguous direction.
-local function stage_x(w, cfg, d)
+local function stage_x(w, cfg, d, first)
   local n = d.kt * cfg.ms
-  w:linec("__syncthreads();", "the previous chunk is consumed")
+  if not first then w:linec("__syncthreads();", "the previous chunk is consumed") end
   w:open("for (int e = threadIdx.x; e < %d; e += %d)", n, THREADS)
   if cfg.ms == 1 then
     w:line("const int k = e, i = 0;")
@@ -498,6 +510,57 @@ local function rows_piped(w, cfg, d)
   w:close()
 end
 
+-- pipe = 2, rows form: the slice one chunk; the first batch of rows is in
+-- flight while X is staged, then the rows in batches, the rest one at a time.
+local function rows_slice(w, cfg, d)
+  local step = WARPS * d.unroll
+  local full = cfg.vec == 1 and "l0 < L" or string.format("l0 + %d <= L", cfg.vec)
+  w:line("const int kt = kbeg, kn = kend - kbeg;")
+  w:line("const float* __restrict__ y = %s + (size_t)kt * ldy + l0;", d.Y.ptr)
+  w:linec(string.format("const bool full = %s;", full), "a whole vector of each row inside L")
+  w:line("int k = warp;")
+  local decl = {}
+  for u = 0, d.unroll - 1 do decl[#decl + 1] = "v" .. u end
+  w:line("%s %s;", vtype(cfg), table.concat(decl, ", "))
+  w:line("const bool batch = full && k + %d < kn;", WARPS * (d.unroll - 1))
+  local function loads()
+    for u = 0, d.unroll - 1 do
+      w:line("v%d = %s;", u, vload(cfg, string.format("y + (size_t)(k + %d) * ldy", WARPS * u)))
+    end
+  end
+  w:open("if (batch)")
+  w:comment("in flight while X is staged")
+  loads()
+  w:close()
+  stage_x(w, cfg, d, true)
+  w:open("if (full)")
+  w:open("if (batch)")
+  w:open("for (;;)")
+  for u = 0, d.unroll - 1 do
+    w:open("")
+    rows_fma(w, cfg, "v" .. u, string.format("k + %d", WARPS * u))
+    w:close()
+  end
+  w:line("k += %d;", step)
+  w:line("if (k + %d >= kn) break;", WARPS * (d.unroll - 1))
+  loads()
+  w:close()
+  w:close()
+  w:open("for (; k < kn; k += %d)", WARPS)
+  load_y(w, cfg, "w0", "y + (size_t)k * ldy", nil)
+  rows_fma(w, cfg, "w0", "k")
+  w:close()
+  if cfg.vec > 1 then
+    w:reopen("else if (l0 < L)")
+    w:linec("const int left = L - l0;", "the vector straddles the end of the row")
+    w:open("for (; k < kn; k += %d)", WARPS)
+    load_y(w, cfg, "w0", "y + (size_t)k * ldy", "left")
+    rows_fma(w, cfg, "w0", "k")
+    w:close()
+  end
+  w:close()
+end
+
 local function rows_kernel(w, cfg, d)
   w:line("__shared__ __align__(16) float xs[%d];    // X chunk: xs[k][i]", d.xs_floats)
   w:line("__shared__ __align__(16) float red[%d];   // the warps' sums: red[warp][column]", d.red_floats)
@@ -515,6 +578,8 @@ local function rows_kernel(w, cfg, d)
   w:close()
   if cfg.pipe == 1 then
     rows_piped(w, cfg, d)
+  elseif cfg.pipe == 2 then
+    rows_slice(w, cfg, d)
   else
     w:open("for (int kt = kbeg; kt < kend; kt += %d)", d.kt)
     w:line("const int kn = min(%d, kend - kt);", d.kt)
@@ -668,6 +733,53 @@ local function dots_piped(w, cfg, d)
   w:close()
 end
 
+-- pipe = 2, dots form: the slice one chunk; the lane's first batch of
+-- vectors is in flight while X is staged, then batches, the rest one at a time.
+local function dots_slice(w, cfg, d)
+  local step = 32 * cfg.vec
+  w:line("const int kt = kbeg, kn = kend - kbeg;")
+  w:line("int k = %s;", emit.mul("lane", cfg.vec))
+  local t = {}
+  for u = 0, d.unroll - 1 do
+    for r = 0, d.rw - 1 do t[#t + 1] = string.format("v%d_%d", u, r) end
+  end
+  w:line("%s %s;", vtype(cfg), table.concat(t, ", "))
+  w:line("const bool batch = k + %d <= kn;", step * (d.unroll - 1) + cfg.vec)
+  local function loads()
+    for u = 0, d.unroll - 1 do
+      for r = 0, d.rw - 1 do
+        w:line("v%d_%d = %s;", u, r, vload(cfg, string.format("y%d + kt + k + %d", r, step * u)))
+      end
+    end
+  end
+  w:open("if (batch)")
+  w:comment("in flight while X is staged")
+  loads()
+  w:close()
+  stage_x(w, cfg, d, true)
+  w:open("if (batch)")
+  w:open("for (;;)")
+  for u = 0, d.unroll - 1 do
+    w:open("")
+    dots_fma(w, cfg, d, string.format("k + %d", step * u), u)
+    w:close()
+  end
+  w:line("k += %d;", step * d.unroll)
+  w:line("if (k + %d > kn) break;", step * (d.unroll - 1) + cfg.vec)
+  loads()
+  w:close()
+  w:close()
+  w:open("for (; k < kn; k += %d)", step)
+  if cfg.vec == 1 then
+    dots_step(w, cfg, d, "kt + k", nil, 0)
+  else
+    w:linec("const int left = kn - k;", "floats of the slice left from k")
+    dots_step(w, cfg, d, "kt + k", "left", 0)
+  end
+  dots_fma(w, cfg, d, "k", 0)
+  w:close()
+end
+
 -- dots form, the end: the rw x ms sums of each lane added across the warp.
 -- A reduce-scatter: at each lane offset o = 16, 8, .. a lane keeps half of
 -- its sums (the upper half where its bit o is set) and adds its partner's
@@ -741,6 +853,8 @@ local function dots_kernel(w, cfg, d)
   w:close()
   if cfg.pipe == 1 then
     dots_piped(w, cfg, d)
+  elseif cfg.pipe == 2 then
+    dots_slice(w, cfg, d)
   else
     dots_batched(w, cfg, d)
   end

@@ -3,7 +3,7 @@
  * reference (label gpu; exits 77, shown as skipped, without a GPU).
  *
  * Every configuration of the template's tuning space, in every layout, and
- * a few outside it (other slices of K, cs=4, pipe=1), runs on every small
+ * a few outside it (other slices of K, cs=4, pipe=1 and 2), runs on every small
  * extent S in {1, 2, 3, 7, 8, 15, 16} up to its ms, times K in {1, 2, 7, 33,
  * 1000, 4097} (one value of k, a partial vector, a tail past the unrolled
  * loads, several slices of K with a ragged last one), with a large side
@@ -165,6 +165,8 @@ static const char *const extra[] = {
     "small=m ms=4 vec=1 kc=128 pipe=1", "small=n ms=16 vec=1 kc=2048 pipe=1",
     "small=m ms=8 vec=4 kc=1024", "small=n ms=2 vec=4 kc=1024 pipe=1", "small=m ms=16 vec=4 kc=256 pipe=1",
     "small=n ms=8 vec=4 kc=0 pipe=1",
+    "small=m ms=1 vec=4 kc=512 pipe=2", "small=n ms=2 vec=4 kc=1024 pipe=2", "small=m ms=4 vec=1 kc=256 pipe=2",
+    "small=n ms=16 vec=4 kc=128 pipe=2", "small=m ms=8 vec=1 kc=512 pipe=2", "small=n ms=1 vec=1 kc=2048 pipe=2",
 };
 #define NEXTRA (int)(sizeof extra / sizeof *extra)
 

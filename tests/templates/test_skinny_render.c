@@ -33,6 +33,15 @@ static int check_config(kg_context *ctx, const char *config)
     CHECK(kg_render(ctx, "matmul_skinny", config, &again) == KG_OK && again->len == src->len &&
           memcmp(again->text, src->text, src->len) == 0);
     kg_source_free(again);
+    if (strstr(config, "pipe=2")) {
+        /* the slice's first loads are issued before its X is staged, and one barrier serves the slice */
+        const char *body = kernel_def(src->text, src->entry);
+        const char *load = body ? strstr(body, "kgen_ldy") : NULL, *sync = body ? strstr(body, "__syncthreads();") : NULL;
+        const char *wait = body ? strstr(body, "kgen_dep_wait();") : NULL;
+        const char *again_sync = sync ? strstr(sync + 1, "__syncthreads();") : NULL;
+        CHECK_MSG(load && sync && wait && load < sync && (!again_sync || again_sync > wait),
+                  "%s: loads, then one barrier, before the sums", config);
+    }
     char params[600];
     snprintf(params, sizeof params, "Parameters: %s", src->config);
     CHECK_MSG(strstr(src->text, params) != NULL, "%s: the header does not name every parameter", config);
@@ -143,13 +152,15 @@ int main(void)
         }
     }
     CHECK_MSG(nspace <= 96, "%d configurations in the space per layout (at most 96)", nspace);
-    /* outside the space: other slices of K (4-byte loads among them), cs = 2, pipe = 1 */
+    /* outside the space: other slices of K (4-byte loads among them), cs = 2, pipe = 1 and 2 */
     static const char *const extra[] = {
         "small=m ms=1 vec=1 kc=2048", "small=n ms=16 vec=1 kc=256", "small=m ms=16 vec=1 kc=128",
         "small=n ms=2 vec=1 kc=4096", "small=m ms=8 vec=4 kc=128", "small=n ms=4 vec=4 kc=2048",
         "small=m ms=16 vec=1 kc=256 pipe=1", "small=n ms=1 vec=1 kc=0 pipe=1",
         "small=m ms=2 vec=4 kc=1024 pipe=1", "small=n ms=16 vec=4 kc=0 pipe=1",
         "small=m ms=16 vec=1 kc=0 cs=2", "small=n ms=2 vec=4 kc=0 cs=2 pipe=1",
+        "small=m ms=1 vec=4 kc=512 pipe=2", "small=n ms=2 vec=4 kc=1024 pipe=2", "small=m ms=4 vec=1 kc=256 pipe=2",
+        "small=n ms=16 vec=4 kc=128 pipe=2", "small=m ms=8 vec=1 kc=512 pipe=2",
     };
     for (size_t i = 0; i < sizeof extra / sizeof *extra; i++) {
         for (int l = 0; l < 4; l++) {
@@ -159,8 +170,11 @@ int main(void)
             total++;
         }
     }
-    /* a cluster takes all of K (kc=0), and needs sm_90 */
+    /* a cluster takes all of K (kc=0), and needs sm_90; pipe=2 stages a slice of K (kc > 0) */
     kg_source *bad = NULL;
+    CHECK(kg_render(ctx, "matmul_skinny", "small=m ms=2 kc=0 pipe=2", &bad) == KG_ERR_CONFIG && !bad);
+    CHECK_MSG(strstr(kg_last_error(ctx), "pipe=2") && strstr(kg_last_error(ctx), "kc"), "got '%s'",
+              kg_last_error(ctx));
     CHECK(kg_render(ctx, "matmul_skinny", "small=m ms=4 cs=4 kc=256", &bad) == KG_ERR_CONFIG && !bad);
     CHECK_MSG(strstr(kg_last_error(ctx), "cs=4") && strstr(kg_last_error(ctx), "kc=0"), "got '%s'",
               kg_last_error(ctx));
