@@ -75,14 +75,17 @@ T.params = {
     doc = "op(A), op(B): n as stored, t transposed (A stored K x M, B stored N x K)" },
 }
 
--- The values the tuner explores: 40 configurations per layout here, 90
+-- The values the tuner explores: 40 configurations per layout here, 114
 -- with the groups below. Left out (--space puts them back): pipe = 1,
 -- slower than pipe = 0 on 22 of the 24 measured products (H200,
 -- bench/skinny.txt in 4 layouts: by 4-26 %), 1 % faster on one, even on
--- the other; kc = 128 and 1024, which the kept slices come within 5 % of
--- on every measured product; pipe = 2, not yet timed as the template
--- renders it (a harness of the same form: 3-6 % faster at 64 MiB
--- products with K of 2048 or more, slower at K = 1428 with ms = 2).
+-- the other; kc = 128 and 1024 with pipe = 0, which the kept slices come
+-- within 5 % of on every measured product. pipe = 2 is a group of its own
+-- below: against pipe = 0 with the same small, ms, vec and kc (H200, 5
+-- such twins at 14 products with M or N <= 16 in 4 layouts, 122 pairs;
+-- docs/performance.md row 80) it ran faster at 104 pairs, by up to 30 %,
+-- and slower at 18, by up to 10 %: both stay, and the tuner keeps
+-- whichever measures faster.
 T.space = {
   small = { "m", "n" },
   ms = { 1, 2, 4, 8, 16 },
@@ -100,6 +103,7 @@ T.space_groups = {
   { kc = { 0 }, cs = { 4, 8 } },
   { vec = { 1 }, kc = { 0, 512 } },
   { vec = { 1 }, kc = { 0 }, cs = { 8 } },
+  { kc = { 512, 1024, 2048 }, pipe = { 2 } },
 }
 
 local THREADS = 256

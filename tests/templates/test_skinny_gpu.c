@@ -165,7 +165,7 @@ static const char *const extra[] = {
     "small=m ms=4 vec=1 kc=128 pipe=1", "small=n ms=16 vec=1 kc=2048 pipe=1",
     "small=m ms=8 vec=4 kc=1024", "small=n ms=2 vec=4 kc=1024 pipe=1", "small=m ms=16 vec=4 kc=256 pipe=1",
     "small=n ms=8 vec=4 kc=0 pipe=1",
-    "small=m ms=1 vec=4 kc=512 pipe=2", "small=n ms=2 vec=4 kc=1024 pipe=2", "small=m ms=4 vec=1 kc=256 pipe=2",
+    "small=m ms=1 vec=4 kc=256 pipe=2", "small=n ms=2 vec=4 kc=4096 pipe=2", "small=m ms=4 vec=1 kc=256 pipe=2",
     "small=n ms=16 vec=4 kc=128 pipe=2", "small=m ms=8 vec=1 kc=512 pipe=2", "small=n ms=1 vec=1 kc=2048 pipe=2",
 };
 #define NEXTRA (int)(sizeof extra / sizeof *extra)

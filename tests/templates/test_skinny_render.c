@@ -151,7 +151,7 @@ int main(void)
             total++;
         }
     }
-    CHECK_MSG(nspace <= 96, "%d configurations in the space per layout (at most 96)", nspace);
+    CHECK_MSG(nspace <= 128, "%d configurations in the space per layout (at most 128)", nspace);
     /* outside the space: other slices of K (4-byte loads among them), cs = 2, pipe = 1 and 2 */
     static const char *const extra[] = {
         "small=m ms=1 vec=1 kc=2048", "small=n ms=16 vec=1 kc=256", "small=m ms=16 vec=1 kc=128",
@@ -159,7 +159,7 @@ int main(void)
         "small=m ms=16 vec=1 kc=256 pipe=1", "small=n ms=1 vec=1 kc=0 pipe=1",
         "small=m ms=2 vec=4 kc=1024 pipe=1", "small=n ms=16 vec=4 kc=0 pipe=1",
         "small=m ms=16 vec=1 kc=0 cs=2", "small=n ms=2 vec=4 kc=0 cs=2 pipe=1",
-        "small=m ms=1 vec=4 kc=512 pipe=2", "small=n ms=2 vec=4 kc=1024 pipe=2", "small=m ms=4 vec=1 kc=256 pipe=2",
+        "small=m ms=1 vec=4 kc=256 pipe=2", "small=n ms=2 vec=4 kc=4096 pipe=2", "small=m ms=4 vec=1 kc=256 pipe=2",
         "small=n ms=16 vec=4 kc=128 pipe=2", "small=m ms=8 vec=1 kc=512 pipe=2",
     };
     for (size_t i = 0; i < sizeof extra / sizeof *extra; i++) {
