@@ -461,6 +461,20 @@ local function vload(cfg, p)
                        or string.format("kgen_ldy4(%s)", p)
 end
 
+-- pipes 1 and 2, rows form: where l0's vector straddles the end of the row
+-- (vec > 1), the rows of its slice from `from` (a for-loop's start) loaded
+-- by floats into register `v` from `y`, after the line `setup` if any.
+local function rows_straddle(w, cfg, setup, from, v, y)
+  if cfg.vec == 1 then return end
+  w:reopen("else if (l0 < L)")
+  w:linec("const int left = L - l0;", "the vector straddles the end of the row")
+  if setup then w:line(setup) end
+  w:open("for (%s; k < kn; k += %d)", from, WARPS)
+  load_y(w, cfg, v, y .. " + (size_t)k * ldy", "left")
+  rows_fma(w, cfg, v, "k")
+  w:close()
+end
+
 -- pipe = 1, rows form: registers v (this chunk's rows warp + 8 u) and n
 -- (the next chunk's), a chunk one batch; `base` the chunk's first k.
 local function rows_batch(w, cfg, d, v, base)
@@ -501,15 +515,31 @@ local function rows_piped(w, cfg, d)
     w:close()
   end
   for u = 0, d.unroll - 1 do w:line("v%d = n%d;", u, u) end
-  if cfg.vec > 1 then
-    w:reopen("else if (l0 < L)")
-    w:linec("const int left = L - l0;", "the vector straddles the end of the row")
-    w:line("const float* __restrict__ yk = y + (size_t)kt * ldy;")
-    w:open("for (int k = warp; k < kn; k += %d)", WARPS)
-    load_y(w, cfg, "v0", "yk + (size_t)k * ldy", "left")
-    rows_fma(w, cfg, "v0", "k")
-    w:close()
-  end
+  rows_straddle(w, cfg, "const float* __restrict__ yk = y + (size_t)kt * ldy;", "int k = warp", "v0", "yk")
+  w:close()
+  w:close()
+end
+
+-- pipe = 2, both forms: the block's first batch of loads (`loads` emits
+-- them) issued where the batch is whole, then X staged behind them.
+local function first_batch(w, cfg, d, loads)
+  w:open("if (batch)")
+  w:comment("in flight while X is staged")
+  loads()
+  w:close()
+  stage_x(w, cfg, d, true)
+end
+
+-- pipe = 2, both forms: while batches are whole, the batch in registers
+-- multiplied (`fmas`), k advanced by `advance`, and the next batch's loads
+-- issued unless `stop` (the next batch would not be whole).
+local function batch_loop(w, loads, fmas, advance, stop)
+  w:open("if (batch)")
+  w:open("for (;;)")
+  fmas()
+  w:line("k += %d;", advance)
+  w:line("if (%s) break;", stop)
+  loads()
   w:close()
   w:close()
 end
@@ -532,36 +562,20 @@ local function rows_slice(w, cfg, d)
       w:line("v%d = %s;", u, vload(cfg, string.format("y + (size_t)(k + %d) * ldy", WARPS * u)))
     end
   end
-  w:open("if (batch)")
-  w:comment("in flight while X is staged")
-  loads()
-  w:close()
-  stage_x(w, cfg, d, true)
+  first_batch(w, cfg, d, loads)
   w:open("if (full)")
-  w:open("if (batch)")
-  w:open("for (;;)")
-  for u = 0, d.unroll - 1 do
-    w:open("")
-    rows_fma(w, cfg, "v" .. u, string.format("k + %d", WARPS * u))
-    w:close()
-  end
-  w:line("k += %d;", step)
-  w:line("if (k + %d >= kn) break;", WARPS * (d.unroll - 1))
-  loads()
-  w:close()
-  w:close()
+  batch_loop(w, loads, function()
+    for u = 0, d.unroll - 1 do
+      w:open("")
+      rows_fma(w, cfg, "v" .. u, string.format("k + %d", WARPS * u))
+      w:close()
+    end
+  end, step, string.format("k + %d >= kn", WARPS * (d.unroll - 1)))
   w:open("for (; k < kn; k += %d)", WARPS)
   load_y(w, cfg, "w0", "y + (size_t)k * ldy", nil)
   rows_fma(w, cfg, "w0", "k")
   w:close()
-  if cfg.vec > 1 then
-    w:reopen("else if (l0 < L)")
-    w:linec("const int left = L - l0;", "the vector straddles the end of the row")
-    w:open("for (; k < kn; k += %d)", WARPS)
-    load_y(w, cfg, "w0", "y + (size_t)k * ldy", "left")
-    rows_fma(w, cfg, "w0", "k")
-    w:close()
-  end
+  rows_straddle(w, cfg, nil, "", "w0", "y")
   w:close()
 end
 
@@ -653,6 +667,28 @@ local function dots_fma(w, cfg, d, kk, u)
   end
 end
 
+-- dots form: the batch of `unroll` vectors in registers multiplied, at k.
+local function dots_fmas(w, cfg, d)
+  for u = 0, d.unroll - 1 do
+    w:open("")
+    dots_fma(w, cfg, d, string.format("k + %d", 32 * cfg.vec * u), u)
+    w:close()
+  end
+end
+
+-- dots form: the chunk's vectors left after the batches, one at a time.
+local function dots_rest(w, cfg, d)
+  w:open("for (; k < kn; k += %d)", 32 * cfg.vec)
+  if cfg.vec == 1 then
+    dots_step(w, cfg, d, "kt + k", nil, 0)
+  else
+    w:linec("const int left = kn - k;", "floats of the slice left from k")
+    dots_step(w, cfg, d, "kt + k", "left", 0)
+  end
+  dots_fma(w, cfg, d, "k", 0)
+  w:close()
+end
+
 -- pipe = 0, dots form: per chunk, X staged, then the lane's vectors of the
 -- chunk in batches of `unroll`, the rest one at a time.
 local function dots_batched(w, cfg, d)
@@ -663,21 +699,9 @@ local function dots_batched(w, cfg, d)
   w:line("int k = %s;", emit.mul("lane", cfg.vec))
   w:open("for (; k + %d <= kn; k += %d)", step * (d.unroll - 1) + cfg.vec, step * d.unroll)
   for u = 0, d.unroll - 1 do dots_step(w, cfg, d, string.format("kt + k + %d", step * u), nil, u) end
-  for u = 0, d.unroll - 1 do
-    w:open("")
-    dots_fma(w, cfg, d, string.format("k + %d", step * u), u)
-    w:close()
-  end
+  dots_fmas(w, cfg, d)
   w:close()
-  w:open("for (; k < kn; k += %d)", step)
-  if cfg.vec == 1 then
-    dots_step(w, cfg, d, "kt + k", nil, 0)
-  else
-    w:linec("const int left = kn - k;", "floats of the slice left from k")
-    dots_step(w, cfg, d, "kt + k", "left", 0)
-  end
-  dots_fma(w, cfg, d, "k", 0)
-  w:close()
+  dots_rest(w, cfg, d)
   w:close()
 end
 
@@ -756,32 +780,10 @@ local function dots_slice(w, cfg, d)
       end
     end
   end
-  w:open("if (batch)")
-  w:comment("in flight while X is staged")
-  loads()
-  w:close()
-  stage_x(w, cfg, d, true)
-  w:open("if (batch)")
-  w:open("for (;;)")
-  for u = 0, d.unroll - 1 do
-    w:open("")
-    dots_fma(w, cfg, d, string.format("k + %d", step * u), u)
-    w:close()
-  end
-  w:line("k += %d;", step * d.unroll)
-  w:line("if (k + %d > kn) break;", step * (d.unroll - 1) + cfg.vec)
-  loads()
-  w:close()
-  w:close()
-  w:open("for (; k < kn; k += %d)", step)
-  if cfg.vec == 1 then
-    dots_step(w, cfg, d, "kt + k", nil, 0)
-  else
-    w:linec("const int left = kn - k;", "floats of the slice left from k")
-    dots_step(w, cfg, d, "kt + k", "left", 0)
-  end
-  dots_fma(w, cfg, d, "k", 0)
-  w:close()
+  first_batch(w, cfg, d, loads)
+  batch_loop(w, loads, function() dots_fmas(w, cfg, d) end, step * d.unroll,
+    string.format("k + %d > kn", step * (d.unroll - 1) + cfg.vec))
+  dots_rest(w, cfg, d)
 end
 
 -- dots form, the end: the rw x ms sums of each lane added across the warp.
