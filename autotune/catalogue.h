@@ -77,12 +77,19 @@ typedef struct kgi_cat_make_report {
      * it and of the choice from scratch; from_start when it was kept */
     int start_replaced, from_start;
     double start_cost, scratch_cost;
+    int passes, pass_pairs;     /* the exports read, and the pairs that a pass after the first timed */
+    int bad_export;             /* on failure, 1 + the index of the export whose rows failed (0: none of them) */
 } kgi_cat_make_report;
 
-/* Reads an export (CSV or JSON, as `kgen db import` does) and writes the
- * catalogue text to `f`. */
-kg_status kgi_catalogue_make(const char *export_text, size_t len, const kgi_cat_make_opts *o, FILE *f,
-                             kgi_cat_make_report *rep, char *err, size_t errlen);
+/* The most exports (passes) kgi_catalogue_make reads. */
+#define KGI_CAT_MAX_PASSES 8
+
+/* Reads 1 to KGI_CAT_MAX_PASSES exports (CSV or JSON, as `kgen db import`
+ * does) and writes the catalogue text to `f`. Several exports are passes of
+ * one measurement, each from its own process: a kernel's time at a pair is
+ * the median of the passes that timed it there. */
+kg_status kgi_catalogue_make(const char *const *exports, const size_t *lens, int nexports, const kgi_cat_make_opts *o,
+                             FILE *f, kgi_cat_make_report *rep, char *err, size_t errlen);
 
 /* ---------------------------------------- shared by catalogue.c and catalogue_make.c */
 

@@ -33,8 +33,9 @@ typedef struct collect {
     int nk, kcap;
     pair *p;
     int np, pcap;
-    /* measurements: (kernel, pair, microseconds) */
-    struct meas { int k; double us; } *m;
+    int pass;                  /* the export being read (kgi_catalogue_make's passes) */
+    /* measurements: (kernel, pair, microseconds, pass) */
+    struct meas { int k; double us; int pass; } *m;
     pair *mp;                  /* each measurement's pair */
     int nm, mcap, mpcap;
     int rows, failed;
@@ -110,11 +111,17 @@ static void on_row(void *ud, const kgi_dbkey *key, const kgi_result *res)
         goto oom;
     c->mp = mp;
     mp[c->nm] = c->p[pi];
-    m[c->nm++] = (struct meas){ki, res->time_ms * 1000.0};
+    m[c->nm++] = (struct meas){ki, res->time_ms * 1000.0, c->pass};
     return;
 oom:
     c->failed = 1;
     snprintf(c->err, sizeof c->err, "out of memory");
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
 }
 
 static int cmp_pair(const void *a, const void *b)
@@ -130,11 +137,12 @@ static int cmp_pair(const void *a, const void *b)
 }
 
 /* What a catalogue line says of a kernel that the runtime's model needs:
- * the alignment class it needs, its tile, K slices, and for a persistent
- * grid the depth of K its stream-K pieces are cut in, the tile's K (0: not
- * persistent), from the rendered geometry and resources(). */
+ * the alignment class it needs, its tile, K slices, for a persistent grid
+ * the depth of K its stream-K pieces are cut in, the tile's K (0: not
+ * persistent), and the kernels a call launches, from the rendered geometry
+ * and resources(). */
 static kg_status describe(kgi_host *h, const kgi_limits *lim, const kern *k, char *needs, int *tm, int *tn,
-                          char *slices, int *persistent, char *err, size_t errlen)
+                          char *slices, int *persistent, int *launches, char *err, size_t errlen)
 {
     char text[2304];
     snprintf(text, sizeof text, "%s layout=nn", k->config);
@@ -158,6 +166,9 @@ static kg_status describe(kgi_host *h, const kgi_limits *lim, const kern *k, cha
     for (int i = 0; i < 3; i++)
         if (g->grid[i].dim == 'K' && g->grid[i].mul == 1)
             depth = (int)g->grid[i].div;
+    /* every call launches the main kernel, and the pre kernel (a beta pass) where there is one; the packing
+     * kernel and stream-K's workspace variant run only for some calls' operands */
+    *launches = src->pre_entry[0] ? 2 : 1;
     kg_source_free(src);
     kgi_resources r;
     if ((st = kgi_host_resources(h, k->tmpl, text, &r, err, errlen)) != KG_OK)
@@ -180,7 +191,7 @@ static kg_status describe(kgi_host *h, const kgi_limits *lim, const kern *k, cha
 /* A kernel line's fields (describe()), for every measured kernel. */
 typedef struct kline {
     char needs[4], slices[16];
-    int tm, tn, persistent, bps;
+    int tm, tn, persistent, bps, launches;
 } kline;
 
 /* The catalogue text of kernels pick[0..n) with their times (the header's
@@ -206,6 +217,11 @@ static void write_catalogue(FILE *f, const collect *c, const kline *kl, const do
                 c->cc, n, c->nk, c->np, c->seen_device, rep->loo_geomean, rep->loo_worst,
                 rep->loo_worst_pair[0] ? rep->loo_worst_pair : "none", 100 * (rep->geomean_regret - 1),
                 100 * (rep->worst_regret - 1), rep->worst_pair[0] ? rep->worst_pair : "none");
+    if (rep && rep->pass_pairs > 0)
+        fprintf(f,
+                "# %d of the pairs, where the host's launches bound a call, timed in %d passes, each in a process of\n"
+                "# its own: a kernel's time there is the median of its passes.\n",
+                rep->pass_pairs, rep->passes);
     if (rep && o->start && rep->from_start)
         fprintf(f,
                 "# A rebuild of %s: its %d kernels, %d of them replaced by other measured kernels, kept over a\n"
@@ -216,13 +232,14 @@ static void write_catalogue(FILE *f, const collect *c, const kline *kl, const do
                 "# Chosen from scratch: the kernels of %s, %d of them replaced, scored worse by the regret both\n"
                 "# minimise (geometric mean %.4f against %.4f).\n",
                 o->start_path, rep->start_replaced, exp(rep->start_cost), exp(rep->scratch_cost));
-    fprintf(f, "kgen-catalogue 1\narch %d\nsms %d\ndevice %s\ndriver %s\ndate %s\ncommand %s\n", c->cc, c->sm_count,
+    fprintf(f, "kgen-catalogue %d\narch %d\nsms %d\ndevice %s\ndriver %s\ndate %s\ncommand %s\n", KGI_CATALOGUE_VERSION,
+            c->cc, c->sm_count,
             c->seen_device, o->driver && o->driver[0] ? o->driver : "unknown", o->date, o->command);
-    fprintf(f, "# kernel ID TEMPLATE NEEDS TILE_M TILE_N KSLICES PERSISTENT BPS CONFIG\n");
+    fprintf(f, "# kernel ID TEMPLATE NEEDS TILE_M TILE_N KSLICES PERSISTENT BPS LAUNCHES CONFIG\n");
     for (int i = 0; i < n; i++) {
         const kline *l = &kl[pick[i]];
-        fprintf(f, "kernel %d %s %s %d %d %s %d %d %s\n", i + 1, c->k[pick[i]].tmpl, l->needs, l->tm, l->tn, l->slices,
-                l->persistent, l->bps, c->k[pick[i]].config);
+        fprintf(f, "kernel %d %s %s %d %d %s %d %d %d %s\n", i + 1, c->k[pick[i]].tmpl, l->needs, l->tm, l->tn,
+                l->slices, l->persistent, l->bps, l->launches, c->k[pick[i]].config);
     }
     fprintf(f, "# time LAYOUT M N K, then each kernel's median time in microseconds ('-': not measured there)\n");
     for (int p = 0; p < c->np; p++) {
@@ -334,29 +351,46 @@ static kg_status find_kernels(const collect *c, const kgi_catalogue *k, const ch
     return KG_OK;
 }
 
-kg_status kgi_catalogue_make(const char *export_text, size_t len, const kgi_cat_make_opts *o, FILE *f,
-                             kgi_cat_make_report *rep, char *err, size_t errlen)
+kg_status kgi_catalogue_make(const char *const *exports, const size_t *lens, int nexports, const kgi_cat_make_opts *o,
+                             FILE *f, kgi_cat_make_report *rep, char *err, size_t errlen)
 {
     memset(rep, 0, sizeof *rep);
     kgi_db *db = NULL;
     collect c;
     memset(&c, 0, sizeof c);
     c.device = o->device;
-    double *t = NULL, *pred = NULL;
+    double *t = NULL, *tp = NULL, *pred = NULL;
+    char *again = NULL;         /* per pair: timed by a pass after the first */
     int *pick = NULL;
     kline *kl = NULL;
     kgi_host *h = NULL;
-    kg_status st = kgi_db_open(":memory:", KGI_DB_CREATE, &db, err, errlen);
-    if (st != KG_OK)
+    kg_status st = KG_ERR_INVALID_ARG;
+    if (nexports < 1 || nexports > KGI_CAT_MAX_PASSES) {
+        snprintf(err, errlen, "%d exports: passes of one measurement are 1 to %d", nexports, KGI_CAT_MAX_PASSES);
         return st;
-    int ins, upd, kept;
-    if ((st = kgi_db_import(db, export_text, len, &ins, &upd, &kept, err, errlen)) != KG_OK)
-        goto done;
-    kgi_db_filter all = {0};
-    if ((st = kgi_db_show(db, &all, 0, on_row, &c)) != KG_OK) {
-        snprintf(err, errlen, "reading the rows: %s", kgi_db_error(db));
-        goto done;
     }
+    /* each export into a database of its own: one that holds the same (kernel, pair) as another is a pass of
+     * its own, not an update of it */
+    for (int e = 0; e < nexports; e++) {
+        if ((st = kgi_db_open(":memory:", KGI_DB_CREATE, &db, err, errlen)) != KG_OK)
+            goto done;
+        int ins, upd, kept;
+        rep->bad_export = e + 1;
+        if ((st = kgi_db_import(db, exports[e], lens[e], &ins, &upd, &kept, err, errlen)) != KG_OK)
+            goto done;
+        kgi_db_filter all = {0};
+        c.pass = e;
+        if ((st = kgi_db_show(db, &all, 0, on_row, &c)) != KG_OK) {
+            snprintf(err, errlen, "reading the rows: %s", kgi_db_error(db));
+            goto done;
+        }
+        kgi_db_close(db);
+        db = NULL;
+        if (c.failed)
+            break;
+    }
+    if (!c.failed)
+        rep->bad_export = 0;
     st = KG_ERR_CONFIG;
     if (c.failed) {
         snprintf(err, errlen, "%s", c.err);
@@ -373,20 +407,41 @@ kg_status kgi_catalogue_make(const char *export_text, size_t len, const kgi_cat_
     qsort(c.p, (size_t)c.np, sizeof *c.p, cmp_pair);
     st = KG_ERR_NOMEM;
     t = malloc((size_t)c.nk * c.np * sizeof *t);
+    tp = malloc((size_t)nexports * c.nk * c.np * sizeof *tp);
     pred = malloc((size_t)c.nk * c.np * sizeof *pred);
     pick = malloc((size_t)c.nk * sizeof *pick);
     kl = calloc((size_t)c.nk, sizeof *kl);
-    if (!t || !pred || !pick || !kl)
+    again = calloc((size_t)c.np, 1);
+    if (!t || !tp || !pred || !pick || !kl || !again)
         goto done;
-    for (size_t i = 0; i < (size_t)c.nk * c.np; i++)
-        t[i] = INFINITY;
+    /* a (kernel, pair)'s time: its fastest row within an export (the same kernel spelt for another layout), the
+     * median of the exports that timed it (of two, their geometric mean). Passes of the same measurement in
+     * separate processes differ where a call is bound by the host's launches, which run faster in some
+     * processes than in others (by up to 1.4x, catalogue/README.md); the median is the time the passes agree
+     * on, where one process's launches were slow or fast */
+    for (size_t i = 0; i < (size_t)nexports * c.nk * c.np; i++)
+        tp[i] = INFINITY;
     for (int i = 0; i < c.nm; i++) {
         /* measurements name their pair by value: find it among the sorted ones */
         pair *p = bsearch(&c.mp[i], c.p, (size_t)c.np, sizeof *c.p, cmp_pair);
-        double *cell = &t[(size_t)c.m[i].k * c.np + (p - c.p)];
+        double *cell = &tp[((size_t)c.m[i].pass * c.nk + (size_t)c.m[i].k) * c.np + (size_t)(p - c.p)];
         if (c.m[i].us < *cell)
             *cell = c.m[i].us;
+        again[p - c.p] |= c.m[i].pass > 0;
     }
+    for (size_t i = 0; i < (size_t)c.nk * c.np; i++) {
+        double v[KGI_CAT_MAX_PASSES];
+        int nv = 0;
+        for (int e = 0; e < nexports; e++)
+            if (isfinite(tp[(size_t)e * c.nk * c.np + i]))
+                v[nv++] = tp[(size_t)e * c.nk * c.np + i];
+        qsort(v, (size_t)nv, sizeof *v, cmp_double);
+        t[i] = nv == 0 ? INFINITY : nv % 2 ? v[nv / 2] : sqrt(v[nv / 2 - 1] * v[nv / 2]);
+    }
+    /* the pairs a later pass timed again (the header says how many) */
+    rep->passes = nexports;
+    for (int p = 0; p < c.np; p++)
+        rep->pass_pairs += again[p];
     /* describe each measured kernel as a catalogue line says it */
     const kgi_limits *lim = kgi_arch_limits(c.cc);
     if (!lim) {
@@ -399,7 +454,8 @@ kg_status kgi_catalogue_make(const char *export_text, size_t len, const kgi_cat_
     for (int i = 0; i < c.nk; i++) {
         const kern *k = &c.k[i];
         kline *l = &kl[i];
-        if ((st = describe(h, lim, k, l->needs, &l->tm, &l->tn, l->slices, &l->persistent, err, errlen)) != KG_OK)
+        if ((st = describe(h, lim, k, l->needs, &l->tm, &l->tn, l->slices, &l->persistent, &l->launches, err,
+                           errlen)) != KG_OK)
             goto done;
         int bps = k->threads > 0 ? (int)lround(k->occupancy * lim->max_threads_per_sm / k->threads) : 1;
         l->bps = bps < 1 ? 1 : bps;
@@ -506,6 +562,8 @@ done:
     free(c.p);
     free(c.m);
     free(t);
+    free(tp);
+    free(again);
     free(pred);
     free(pick);
     free(kl);

@@ -175,16 +175,18 @@ static int make(int argc, char **argv)
     int rc = kgc_open(&ctx, KG_DEVICE_NONE, NULL);
     if (rc)
         return rc;
-    char *text = NULL, *buf = NULL;
-    size_t len = 0, blen = 0;
+    char *text[KGI_CAT_MAX_PASSES] = {NULL}, *buf = NULL;
+    size_t len[KGI_CAT_MAX_PASSES] = {0}, blen = 0;
     FILE *mem = NULL;
     kgi_catalogue *kept = NULL, *started = NULL;
     kgc_args args;
-    if ((rc = kgc_parse(ctx, argc, argv, own, 1, &args)) != KGC_OK)
+    _Static_assert(KGI_CAT_MAX_PASSES <= sizeof args.positional / sizeof *args.positional, "kgc_args holds the passes");
+    if ((rc = kgc_parse(ctx, argc, argv, own, KGI_CAT_MAX_PASSES, &args)) != KGC_OK)
         goto done;
     rc = KGC_USAGE;
-    if (args.nparam > 0 || args.npositional != 1) {
-        fprintf(stderr, "kgen: catalogue make takes one EXPORT file (kgen db export) and no template parameters\n");
+    if (args.nparam > 0 || args.npositional < 1) {
+        fprintf(stderr, "kgen: catalogue make takes one EXPORT file (kgen db export) or more, and no template"
+                        " parameters\n");
         goto done;
     }
     kgi_cat_make_opts o = {.max_kernels = 40, .tolerance = 0.02, .max_regret = 2.0, .device = device, .driver = driver,
@@ -222,8 +224,9 @@ static int make(int argc, char **argv)
     }
     /* the export is hours of GPU time; the --kernels or --start catalogue may be rewritten (a catalogue measured
      * again, a rebuild) */
-    if (kgc_not_input("-o", output, args.positional[0]) != 0)
-        goto done;
+    for (int i = 0; i < args.npositional; i++)
+        if (kgc_not_input("-o", output, args.positional[i]) != 0)
+            goto done;
     rc = KGC_FAIL;
     if (keep) {
         if ((rc = read_catalogue("catalogue make --kernels", keep, kgc_template_path(&args), &kept)) != KGC_OK)
@@ -247,19 +250,24 @@ static int make(int argc, char **argv)
         o.start = started;
         o.start_path = start;
     }
-    if (!(text = kgc_slurp(args.positional[0], &len)))
-        goto done;
+    for (int i = 0; i < args.npositional; i++)
+        if (!(text[i] = kgc_slurp(args.positional[i], &len[i])))
+            goto done;
     o.template_path = kgc_template_path(&args);
     if (!(mem = open_memstream(&buf, &blen)))
         goto done;
     kgi_cat_make_report rep;
     char err[2048];
-    kg_status st = kgi_catalogue_make(text, len, &o, mem, &rep, err, sizeof err);
+    kg_status st = kgi_catalogue_make((const char *const *)text, len, args.npositional, &o, mem, &rep, err, sizeof err);
     if (fclose(mem) != 0 && st == KG_OK)
         st = KG_ERR_IO;
     mem = NULL;
     if (st != KG_OK) {
-        fprintf(stderr, "kgen: catalogue make: %s: %s\n", args.positional[0], err);
+        /* the export at fault, where one is */
+        const char *which = rep.bad_export > 0      ? args.positional[rep.bad_export - 1]
+                            : args.npositional == 1 ? args.positional[0]
+                                                    : NULL;
+        fprintf(stderr, "kgen: catalogue make: %s%s%s\n", which ? which : "", which ? ": " : "", err);
         rc = st == KG_ERR_CONFIG || st == KG_ERR_INVALID_ARG ? KGC_USAGE : KGC_FAIL;
         goto done;
     }
@@ -297,7 +305,8 @@ done:
     if (mem)
         fclose(mem);
     free(buf);
-    free(text);
+    for (int i = 0; i < KGI_CAT_MAX_PASSES; i++)
+        free(text[i]);
     kgi_catalogue_free(kept);
     kgi_catalogue_free(started);
     kg_context_close(ctx);

@@ -77,6 +77,7 @@ typedef struct parser {
     size_t errlen;
     kgi_catalogue *c;
     int kcap, rcap;
+    int version;           /* the file's format version */
 } parser;
 
 static int fail(parser *p, const char *fmt, ...) KGI_PRINTF(2, 3);
@@ -256,15 +257,16 @@ static int header_line(parser *p, char *key, char *rest, int *seen)
     }
 }
 
-/* kernel ID TEMPLATE NEEDS TILE_M TILE_N KSLICES PERSISTENT BPS CONFIG... */
+/* kernel ID TEMPLATE NEEDS TILE_M TILE_N KSLICES PERSISTENT BPS LAUNCHES CONFIG... (version 1: no LAUNCHES) */
 static int kernel_line(parser *p, char *rest)
 {
     kgi_catalogue *c = p->c;
-    char *f[8];
-    /* the first 8 fields; CONFIG is what follows them */
+    char *f[9];
+    /* the fixed fields; CONFIG is what follows them */
+    int fixed = p->version >= 2 ? 9 : 8;
     char *q = rest;
     int nf = 0;
-    while (nf < 8) {
+    while (nf < fixed) {
         while (*q == ' ' || *q == '\t')
             q++;
         if (!*q)
@@ -275,8 +277,9 @@ static int kernel_line(parser *p, char *rest)
         if (*q)
             *q++ = '\0';
     }
-    if (nf < 8)
-        return fail(p, "a kernel line needs ID TEMPLATE NEEDS TILE_M TILE_N KSLICES PERSISTENT BPS CONFIG...");
+    if (nf < fixed)
+        return fail(p, "a kernel line needs ID TEMPLATE NEEDS TILE_M TILE_N KSLICES PERSISTENT BPS%s CONFIG...",
+                    fixed == 9 ? " LAUNCHES" : "");
     while (*q == ' ' || *q == '\t')
         q++;
     if (c->nkernels >= MAX_KERNELS)
@@ -315,7 +318,8 @@ static int kernel_line(parser *p, char *rest)
         return fail(p, "kernel %d: NEEDS is 4, 2 or 1 (got 3)", k->id);
     if (int_field(p, "TILE_M", f[3], 1, 65536, &k->tile_m) || int_field(p, "TILE_N", f[4], 1, 65536, &k->tile_n) ||
         kslices_field(p, f[5], k) ||
-        int_field(p, "PERSISTENT", f[6], 0, 65536, &k->persistent) || int_field(p, "BPS", f[7], 1, 1024, &k->bps))
+        int_field(p, "PERSISTENT", f[6], 0, 65536, &k->persistent) || int_field(p, "BPS", f[7], 1, 1024, &k->bps) ||
+        (fixed == 9 && int_field(p, "LAUNCHES", f[8], 1, 4, &k->launches)))
         return -1;
     /* CONFIG: strict configuration text, without layout (the call's is added) */
     char cerr[256];
@@ -402,7 +406,7 @@ void kgi_catalogue_free(kgi_catalogue *c)
 int kgi_catalogue_parse(const char *text, size_t len, const char *name, kgi_catalogue **out, char *err,
                         size_t errlen)
 {
-    parser p = {name ? name : "catalogue", 0, err, errlen, NULL, 0, 0};
+    parser p = {name ? name : "catalogue", 0, err, errlen, NULL, 0, 0, 0};
     *out = NULL;
     if (!(p.c = calloc(1, sizeof *p.c)))
         return fail(&p, "out of memory");
@@ -461,10 +465,11 @@ int kgi_catalogue_parse(const char *text, size_t len, const char *name, kgi_cata
             }
             if (int_field(&p, "version", f[0], 0, 1000000, &v) != 0)
                 goto bad;
-            if (v != KGI_CATALOGUE_VERSION) {
-                fail(&p, "format version %d; this kgen reads version %d", v, KGI_CATALOGUE_VERSION);
+            if (v < 1 || v > KGI_CATALOGUE_VERSION) {
+                fail(&p, "format version %d; this kgen reads versions 1 to %d", v, KGI_CATALOGUE_VERSION);
                 goto bad;
             }
+            p.version = v;
             stage = 1;
         } else if (strcmp(key, "kernel") == 0) {
             if (stage == 3) {
@@ -510,6 +515,9 @@ int kgi_catalogue_parse(const char *text, size_t len, const char *name, kgi_cata
                 double bytes = 4.0 * ((double)w->m * w->k + (double)w->k * w->n + (double)w->m * w->n);
                 if (t > 0 && bytes / t > c->bytes_per_us)
                     c->bytes_per_us = bytes / t;
+                /* the fastest call of one launch: the host's launch, a floor per launch (pick.c) */
+                if (t > 0 && c->kernels[j].launches == 1 && (c->launch_us == 0 || t < c->launch_us))
+                    c->launch_us = t;
             }
         *out = c;
         return 0;

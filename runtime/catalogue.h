@@ -13,7 +13,9 @@
 #include "gen/embedded.h"
 #include "internal.h"
 
-#define KGI_CATALOGUE_VERSION 1
+/* The format version written; versions 1 to this one are read (version 1's
+ * kernel lines have no LAUNCHES field). */
+#define KGI_CATALOGUE_VERSION 2
 
 /* One `kernel` line. */
 typedef struct kgi_cat_kernel {
@@ -28,6 +30,8 @@ typedef struct kgi_cat_kernel {
                               in steps of this much K (the tile's K; files before 2026-11-25 wrote 1: at
                               most K pieces); 0: not persistent */
     int bps;               /* blocks resident per SM, measured */
+    int launches;          /* kernels a call launches (2: a beta pass before the main kernel); 0: not said
+                              (a version 1 file) */
     char config[512];      /* without layout */
     int line;
 } kgi_cat_kernel;
@@ -48,6 +52,8 @@ typedef struct kgi_catalogue {
     kgi_cat_row *rows;
     double *time;          /* nrows x nkernels, microseconds; 0 where not measured ('-') */
     double bytes_per_us;   /* the most any measurement moved: A, B and C once, over its time */
+    double launch_us;      /* the fastest time measured of a kernel of one launch: what the host's launch of
+                              a kernel costs at least, a floor per launch for predictions (0: none known) */
 } kgi_catalogue;
 
 /* Parses catalogue text (len bytes, NUL not needed) strictly. 0 and *out
@@ -116,7 +122,8 @@ kg_status kgi_catalogue_nearest(kg_context *ctx, int arch, const kgi_catalogue *
 typedef struct kgi_pick {
     int kernel;            /* index into kernels[] */
     double predicted_us;
-    double model_us;       /* the prediction before the streaming floor (ties at the floor go to the lower) */
+    double model_us;       /* the prediction before the floors (streaming, launches; ties at a floor go to the
+                              lower) */
     double waves;          /* of the kernel's units over the GPU's slots */
     int nnear;             /* rows the prediction came from, nearest first (1 and exact: measured here) */
     int near[KGI_PICK_NEAR];

@@ -12,7 +12,9 @@
  * single stores; see features()), fitted to its measured times there; the
  * fitted model's error at the nearest measured shapes is carried to the
  * call's shape, shrunk toward the model. A measured shape is its measured
- * time.
+ * time. No prediction is under what streaming A, B and C at the fastest
+ * rate measured takes, nor under the host's cost of the kernel's launches
+ * (launch_floor()).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -42,7 +44,7 @@ static int by_time(const void *a, const void *b)
     const kgi_pick *x = a, *y = b;
     if (x->predicted_us != y->predicted_us)
         return x->predicted_us < y->predicted_us ? -1 : 1;
-    if (x->model_us != y->model_us) /* both at the streaming floor: the model's own order */
+    if (x->model_us != y->model_us) /* both at a floor (streaming, launches): the model's own order */
         return x->model_us < y->model_us ? -1 : 1;
     return x->kernel - y->kernel;
 }
@@ -58,6 +60,21 @@ static int finish(kgi_pick *picks, int n, kgi_pick *out, int max)
 }
 
 static double sq(double x) { return x * x; }
+
+/*
+ * The host's floor under a prediction: each kernel a call launches costs
+ * the host at least the catalogue's fastest call of one launch (launch_us),
+ * and at shapes this small the host's launches, not the GPU, set the time.
+ * A kernel with a beta pass launches two; where the model (fitted to times
+ * that move by up to 1.4x between processes at such shapes: passes of one
+ * measurement, catalogue/README.md) puts it level with a kernel of one
+ * launch, the second launch decides. 0 where the catalogue does not say
+ * (version 1) or measured no kernel of one launch.
+ */
+static double launch_floor(const kgi_catalogue *c, const kgi_cat_kernel *kk)
+{
+    return kk->launches > 0 ? kk->launches * c->launch_us : 0;
+}
 
 /*
  * The time model fitted per kernel and layout: t = c . x, with x
@@ -338,6 +355,8 @@ int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, 
             if (p->predicted_us < bytes / c->bytes_per_us)
                 p->predicted_us = bytes / c->bytes_per_us;
         }
+        if (p->predicted_us < launch_floor(c, kk))
+            p->predicted_us = launch_floor(c, kk);
     }
     free(xs);
     free(ts);
@@ -382,6 +401,8 @@ int kgi_catalogue_rank_median(const kgi_catalogue *c, int layout, int m, int n, 
         p->kernel = j;
         p->predicted_us = med * work_of(kk, m, n, k, sms, &p->waves);
         p->model_us = p->predicted_us;
+        if (p->predicted_us < launch_floor(c, kk))
+            p->predicted_us = launch_floor(c, kk);
     }
     free(e);
     return finish(picks, np, out, max);

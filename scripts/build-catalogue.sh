@@ -24,7 +24,16 @@
 #      the N shapes (M and N above 16) where the fastest candidate falls
 #      furthest below cuBLAS, and the winners join the candidates, timed
 #      as in step 2;
-#   3. kgen db export: the measurements as CSV (WORK_DIR/measured.csv);
+#  2c. the launch-bound shapes timed again: every candidate, at the training
+#      shapes (per layout) whose fastest time is under KGEN_CATALOGUE_PASS_BELOW
+#      (3) times the fastest time measured anywhere, in KGEN_CATALOGUE_PASSES
+#      (3) passes in all, each `kgen tune` a process of its own, into
+#      WORK_DIR/pass-N.db. There a call's time is mostly the host's launches,
+#      and a process launches up to 1.4x as fast as another (catalogue/
+#      README.md); step 4 takes the median of each kernel's passes
+#      (KGEN_CATALOGUE_PASSES=1: no step 2c);
+#   3. kgen db export: the measurements as CSV (WORK_DIR/measured.csv, and
+#      WORK_DIR/pass-N.csv);
 #   4. kgen catalogue make: the few kernels whose choice by kg_matmul's
 #      model, each training shape left out of its own prediction, comes
 #      closest to the fastest measured everywhere, with their times, written to
@@ -127,12 +136,12 @@ BEGIN {
 }'
 }
 
-# what step 2b's two awk programs below share in reading their CSV arguments: at each file's first line,
+# what the awk programs of steps 2b and 2c below share in reading their CSV arguments: at each file's first line,
 # header(FIRST, REST) maps its columns by name into c[], sets fi to the file's place among the arguments
 # (by name: an empty file has no first line) and refuses a missing column (the names FIRST for argument 1,
 # REST for the others); all_read() in END refuses an argument that had no header line
 # shellcheck disable=SC2016 # awk's own $ fields
-STEP2B_CSV='
+EXPORT_CSV='
 function header(first, rest,   need, i) {
   while (++fi < ARGC && ARGV[fi] != FILENAME) ;
   had[fi] = 1; delete c; for (i = 1; i <= NF; i++) c[$i] = i
@@ -155,7 +164,7 @@ function all_read(   i) {
 cublas_shapes() {
     n=$1
     shift
-    raw=$(awk -F, "$STEP2B_CSV"'
+    raw=$(awk -F, "$EXPORT_CSV"'
 FNR == 1 { header("layout m n k outcome time_ms", "layout M N K cublas_ms"); next }
 fi == 1 {
   if ($c["outcome"] != "ok" || $c["time_ms"] + 0 <= 0) next
@@ -184,7 +193,7 @@ END {
 # time, else, where none has one, the fastest search time), without its layout, once however many
 # layouts it won, unless measured or listed as a candidate already
 tuned_winners() {
-    w=$(awk -F, "$STEP2B_CSV"'
+    w=$(awk -F, "$EXPORT_CSV"'
 FNR == 1 { header("template config", "template config layout m n k time_ms final_ms"); next }
 function kernel(cf) { sub(/ layout=[a-z]*$/, "", cf); return $c["template"] " " cf }
 fi == 1 { seen[kernel($c["config"])] = 1; next }
@@ -205,6 +214,30 @@ END {
   }
 }' "$2" "$3") || return 1
     [ -z "$w" ] || printf '%s\n' "$w" | sort | { grep -vxF -f "$1" || true; }
+}
+
+# step 2c's shapes, launch_bound_shapes LAYOUT EXPORT SHAPES (a `kgen db export` in CSV of the candidates'
+# times, the training shapes file): the training shapes whose fastest candidate in LAYOUT takes less than
+# PASS_BELOW times the fastest time measured at any (layout, shape), in the training file's order. The
+# fastest time anywhere is about one launch's cost on the host; below a few of those, how fast the host
+# launches decides the time, and with it which kernel is fastest
+launch_bound_shapes() {
+    sel=$(awk -F, -v l="$1" -v f="$PASS_BELOW" "$EXPORT_CSV"'
+FNR == 1 { header("layout m n k outcome time_ms", ""); next }
+{
+  t = $c["time_ms"] + 0
+  if ($c["outcome"] != "ok" || t <= 0) next
+  if (!(all > 0) || t < all) all = t
+  if ($c["layout"] != l) next
+  s = ($c["m"] + 0) " " ($c["n"] + 0) " " ($c["k"] + 0)
+  if (!(s in best) || t < best[s]) best[s] = t
+}
+END {
+  if (bad || !all_read()) exit 1
+  for (s in best) if (best[s] < f * all) print s
+}' "$2") || return 1
+    [ -z "$sel" ] || printf '%s\n' "$sel" |
+        awk 'NR == FNR { want[$0] = 1; next } !/^#/ && NF == 4 && ((($2 + 0) " " ($3 + 0) " " ($4 + 0)) in want)' - "$3"
 }
 
 # an input file of the modes below, from the caller's directory: readable, and a file
@@ -317,6 +350,15 @@ if [ -n "$BASE" ] && [ -n "$NKERN" ] && [ "$(grep -c '^kernel ' "$BASE")" -gt "$
         "KGEN_CATALOGUE_BASE's $BASE, which a rebuild starts from" >&2
     exit 2
 fi
+PASSES=${KGEN_CATALOGUE_PASSES:-3}
+case $PASSES in
+    [1-8]) ;;
+    *) echo "build-catalogue.sh: KGEN_CATALOGUE_PASSES: not a count from 1 to 8 '$PASSES'" >&2; exit 2 ;;
+esac
+PASS_BELOW=${KGEN_CATALOGUE_PASS_BELOW:-3}
+case $PASS_BELOW in
+    '' | *[!0-9.]* | *.*.* | .) echo "build-catalogue.sh: KGEN_CATALOGUE_PASS_BELOW: not a number '$PASS_BELOW'" >&2; exit 2 ;;
+esac
 LAYOUTS=${KGEN_CATALOGUE_LAYOUTS:-nn nt tn tt}
 [ -n "$(printf '%s' "$LAYOUTS" | tr -d ' ')" ] ||
     { echo "build-catalogue.sh: KGEN_CATALOGUE_LAYOUTS: no layout in '$LAYOUTS'" >&2; exit 2; }
@@ -380,15 +422,21 @@ elif [ -n "$BASE" ]; then
                 "WORK_DIR" >&2
             exit 1
         fi
-        # step 2b's winners, listed after them by an earlier run of this WORK_DIR
-        [ "$(wc -l < "$WORK/candidates.txt")" -le "$(wc -l < "$WORK/candidates.new")" ] || TUNED=yes
+        # after them: step 2b's winners, listed by an earlier run of this WORK_DIR, or candidates added by hand
+        more=$(($(wc -l < "$WORK/candidates.txt") - $(wc -l < "$WORK/candidates.new")))
         rm -f "$WORK/candidates.new"
         echo "build-catalogue.sh: resuming with $WORK/candidates.txt (the kernels of $BASE first) and $WORK/build.db"
     else
         mv "$WORK/candidates.new" "$WORK/candidates.txt" || exit 1
         echo "build-catalogue.sh: candidates: the $(wc -l < "$WORK/candidates.txt") kernels of $BASE"
+        more=0
     fi
     FROM="the kernels of $BASE"
+    if [ "$more" -gt 0 ] && [ -e "$WORK/tune-shapes.txt" ]; then
+        TUNED=yes
+    elif [ "$more" -gt 0 ]; then
+        FROM="$FROM and $more more from WORK_DIR"
+    fi
     NTUNE=${KGEN_CATALOGUE_TUNE:-8}
 elif [ -s "$WORK/candidates.txt" ]; then
     echo "build-catalogue.sh: resuming with $WORK/candidates.txt and $WORK/build.db"
@@ -409,17 +457,21 @@ else
     NTUNE=${KGEN_CATALOGUE_TUNE:-12}
 fi
 
+# time_in L SHAPES DB LOG: the candidates timed at SHAPES in layout L into database DB, the tuner's output in
+# WORK_DIR/LOG.txt and .err. Every candidate timed alike, as a GEMM called in a loop runs and as kgen-bench
+# compares with cuBLAS: launches queued back to back, L2 warm (one launch at a time would add its launch
+# latency, more for kernels of two launches); no final stage
+time_in() {
+    "$KGEN" tune --configs "$WORK/candidates.txt" --shapes "$2" --layout "$1" --db "$3" \
+        --back-to-back --final 0 --max-seconds 0.1 --top 0 > "$WORK/$4.txt" 2> "$WORK/$4.err"
+    rc=$?
+    tail -n 3 "$WORK/$4.err"
+    [ $rc = 0 ] || { echo "build-catalogue.sh: kgen tune failed in layout $1 (see $WORK/$4.err)" >&2; exit 1; }
+}
 time_candidates() {
     for l in $LAYOUTS; do
         echo "build-catalogue.sh: timing the candidates in layout $l"
-        # every candidate timed alike, as a GEMM called in a loop runs and as kgen-bench compares with
-        # cuBLAS: launches queued back to back, L2 warm (one launch at a time would add its launch
-        # latency, more for kernels of two launches); no final stage
-        "$KGEN" tune --configs "$WORK/candidates.txt" --shapes "$SHAPES" --layout "$l" --db "$WORK/build.db" \
-            --back-to-back --final 0 --max-seconds 0.1 --top 0 > "$WORK/tune-$l.txt" 2> "$WORK/tune-$l.err"
-        rc=$?
-        tail -n 3 "$WORK/tune-$l.err"
-        [ $rc = 0 ] || { echo "build-catalogue.sh: kgen tune failed in layout $l (see $WORK/tune-$l.err)" >&2; exit 1; }
+        time_in "$l" "$SHAPES" "$WORK/build.db" "tune-$l"
     done
 }
 
@@ -479,9 +531,36 @@ if [ -n "$TUNED" ]; then
     [ ! -r "$WORK/tune-shapes.txt" ] || n=$(($(wc -l < "$WORK/tune-shapes.txt")))
     FROM="$FROM, with kgen tune's winners at $n shapes furthest below cuBLAS"
 fi
+# step 2c: the launch-bound shapes timed again, each pass and layout a `kgen tune` process of its own; make
+# takes the median of each kernel's passes
 "$KGEN" db export --db "$WORK/build.db" --format csv -o "$WORK/measured.csv" || exit 1
-"$KGEN" catalogue make "$WORK/measured.csv" ${NKERN:+--max-kernels} ${NKERN:+"$NKERN"} ${KEEP:+--kernels} ${KEEP:+"$KEEP"} \
-    ${BASE:+--start} ${BASE:+"$BASE"} --date "$DATE" \
-    --driver "$DRIVER" --command "scripts/build-catalogue.sh (training shapes $SHAPES, candidates: $FROM${NKERN:+, at most $NKERN kernels})" \
-    -o "$OUT" || exit 1
+set -- "$WORK/measured.csv"
+if [ "$PASSES" -gt 1 ]; then
+    "$KGEN" db export --db "$WORK/build.db" --outcome ok --format csv -o "$WORK/ok.csv" || exit 1
+    nb=0
+    for l in $LAYOUTS; do
+        launch_bound_shapes "$l" "$WORK/ok.csv" "$SHAPES" > "$WORK/pass-shapes-$l.txt" || exit 1
+        nb=$((nb + $(wc -l < "$WORK/pass-shapes-$l.txt")))
+    done
+    p=2
+    while [ "$p" -le "$PASSES" ]; do
+        for l in $LAYOUTS; do
+            [ -s "$WORK/pass-shapes-$l.txt" ] || continue
+            echo "build-catalogue.sh: pass $p of $PASSES: the candidates at the $(wc -l < "$WORK/pass-shapes-$l.txt")" \
+                "shapes in layout $l whose fastest time is under $PASS_BELOW times the fastest anywhere"
+            time_in "$l" "$WORK/pass-shapes-$l.txt" "$WORK/pass-$p.db" "pass-$p-$l"
+        done
+        if [ -e "$WORK/pass-$p.db" ]; then
+            "$KGEN" db export --db "$WORK/pass-$p.db" --format csv -o "$WORK/pass-$p.csv" || exit 1
+            set -- "$@" "$WORK/pass-$p.csv"
+        fi
+        p=$((p + 1))
+    done
+    [ "$nb" = 0 ] || FROM="$FROM; $nb launch-bound pairs timed in $PASSES passes"
+fi
+# the header's command line: one line of at most 255 characters (a long path cut, not the hours of timing lost)
+CMD="scripts/build-catalogue.sh (training shapes $SHAPES, candidates: $FROM${NKERN:+, at most $NKERN kernels})"
+[ "${#CMD}" -le 255 ] || CMD=$(printf '%.252s...' "$CMD")
+"$KGEN" catalogue make "$@" ${NKERN:+--max-kernels} ${NKERN:+"$NKERN"} ${KEEP:+--kernels} ${KEEP:+"$KEEP"} \
+    ${BASE:+--start} ${BASE:+"$BASE"} --date "$DATE" --driver "$DRIVER" --command "$CMD" -o "$OUT" || exit 1
 echo "build-catalogue.sh: wrote $OUT in $(($(date +%s) - t0)) s; rebuild kgen to embed it"

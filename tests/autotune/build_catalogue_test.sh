@@ -261,4 +261,65 @@ check "... kgen tune with its defaults there in the four layouts" \
     test "$(grep -c -- "--shapes $tmp/ew3/tune-shapes.txt" "$tmp/tune-args")" = 4
 check "... the winner joins the candidates" test "$(tail -n 1 "$tmp/ew3/candidates.txt")" = "matmul_warp bm=128"
 check "... the header says so" grep -q "with kgen tune's winners at 1 shapes furthest below cuBLAS)" "$tmp/make-args"
+# step 2c: the launch-bound shapes timed again. A stand-in kgen whose export (nn only) times 10^3 at 5 us (the
+# fastest anywhere), 100^3 at 12 us (under 3 x 5) and 1000^3 at 1 ms; `tune` records its arguments and
+# creates the database it is given; the training shapes a file of those three and one never timed
+mkdir -p "$tmp/p/cli"
+# shellcheck disable=SC2016 # the stand-in's own $1 and $@
+printf '#!/bin/sh
+case "$1 $2" in
+device*) echo "  Compute capability 9.0 (sm_90)" ;;
+"catalogue make") printf "%%s\\n" "$@" > "%s/make-args" ;;
+catalogue*) exec "%s" "$@" ;;
+"db export") for a in "$@"; do [ "$prev" = -o ] && printf "device,template,config,layout,m,n,k,outcome,time_ms,final_ms\\nGPU,matmul_warp,bm=64 layout=nn,nn,10,10,10,ok,0.005,0\\nGPU,matmul_warp,bm=64 layout=nn,nn,100,100,100,ok,0.012,0\\nGPU,matmul_warp,bm=64 layout=nn,nn,1000,1000,1000,ok,1.0,0\\n" > "$a"; prev=$a; done ;;
+tune*) echo "$@" >> "%s/tune-args"; for a in "$@"; do [ "$prev" = --db ] && : > "$a"; prev=$a; done ;;
+esac
+exit 0
+' "$tmp" "$KGEN_BIN" "$tmp" >"$tmp/p/cli/kgen"
+chmod +x "$tmp/p/cli/kgen"
+printf '# shapes\na 10 10 10\nb 100 100 100\nc 1000 1000 1000\nd 20 20 20\n' >"$tmp/pshapes.txt"
+echo "matmul_warp bm=64" >"$tmp/pcand.txt"
+mkdir -p "$tmp/pw" && cp "$tmp/pcand.txt" "$tmp/pw/candidates.txt"
+rm -f "$tmp/make-args" "$tmp/tune-args"
+KGEN_CATALOGUE_SHAPES="$tmp/pshapes.txt" sh "$SCRIPT" "$tmp/p" "$tmp/pw" >"$tmp/out" 2>"$tmp/err"
+check "step 2c: exits 0 ($(cat "$tmp/err"))" test $? = 0
+check "... the shapes under 3x the fastest time, in the training file's order" \
+    test "$(cat "$tmp/pw/pass-shapes-nn.txt")" = "$(printf 'a 10 10 10\nb 100 100 100')"
+check "... none in a layout with no time under it" test -e "$tmp/pw/pass-shapes-nt.txt" -a ! -s "$tmp/pw/pass-shapes-nt.txt"
+check "... passes 2 and 3 time them in nn, each in a database of its own" \
+    test "$(grep -c -- "--shapes $tmp/pw/pass-shapes-nn.txt --layout nn --db $tmp/pw/pass-[23].db" "$tmp/tune-args")" = 2
+check "... and nothing in the other layouts" test "$(grep -c -- "pass-shapes" "$tmp/tune-args")" = 2
+check "... make reads the three exports, the full one first" \
+    test "$(sed -n '3,5p' "$tmp/make-args")" = "$(printf '%s\n' "$tmp/pw/measured.csv" "$tmp/pw/pass-2.csv" "$tmp/pw/pass-3.csv")"
+check "... the header says so" grep -q "; 2 launch-bound pairs timed in 3 passes)" "$tmp/make-args"
+rm -f "$tmp/make-args" "$tmp/tune-args"
+KGEN_CATALOGUE_SHAPES="$tmp/pshapes.txt" KGEN_CATALOGUE_PASSES=1 KGEN_CATALOGUE_PASS_BELOW=500 sh "$SCRIPT" "$tmp/p" \
+    "$tmp/pw1" >"$tmp/out" 2>"$tmp/err"
+check "KGEN_CATALOGUE_PASSES=1: no pass timed ($(cat "$tmp/err"))" sh -c "! grep -q pass- '$tmp/tune-args'"
+check "... make reads the one export" test "$(sed -n '3,4p' "$tmp/make-args")" = "$(printf '%s\n' "$tmp/pw1/measured.csv" --date)"
+rm -f "$tmp/make-args" "$tmp/tune-args"
+KGEN_CATALOGUE_SHAPES="$tmp/pshapes.txt" KGEN_CATALOGUE_PASSES=2 KGEN_CATALOGUE_PASS_BELOW=250 sh "$SCRIPT" "$tmp/p" \
+    "$tmp/pw2" >"$tmp/out" 2>"$tmp/err"
+check "KGEN_CATALOGUE_PASS_BELOW=250: 1000^3 too ($(cat "$tmp/err"))" test "$(wc -l <"$tmp/pw2/pass-shapes-nn.txt")" = 3
+check "KGEN_CATALOGUE_PASSES=2: one more pass" test "$(grep -c -- "--db $tmp/pw2/pass-2.db" "$tmp/tune-args")" = 1
+# a header's command line is one line of at most 255 characters: a long training shapes path is cut, not refused
+# after the timing
+long=$tmp/$(printf 'd%.0s' $(seq 1 240))
+mkdir -p "$long" && cp "$tmp/pshapes.txt" "$long/"
+rm -f "$tmp/make-args"
+KGEN_CATALOGUE_SHAPES="$long/pshapes.txt" sh "$SCRIPT" "$tmp/p" "$tmp/pw3" >"$tmp/out" 2>"$tmp/err"
+cmdline=$(grep -A1 -x -- --command "$tmp/make-args" | tail -n 1)
+check "a long command line: cut to 255 characters (${#cmdline})" test "${#cmdline}" = 255
+check "... ending in '...'" test "${cmdline%...}" != "$cmdline"
+for v in 0 9 x; do
+    KGEN_CATALOGUE_PASSES=$v sh "$SCRIPT" "$tmp/p" "$tmp/pbad" >"$tmp/out" 2>"$tmp/err"
+    check "KGEN_CATALOGUE_PASSES='$v' exits 2" test $? = 2
+    check "... saying so" grep -q "KGEN_CATALOGUE_PASSES: not a count from 1 to 8 '$v'" "$tmp/err"
+done
+for v in x 1.2.3 -1 .; do
+    KGEN_CATALOGUE_PASS_BELOW=$v sh "$SCRIPT" "$tmp/p" "$tmp/pbad" >"$tmp/out" 2>"$tmp/err"
+    check "KGEN_CATALOGUE_PASS_BELOW='$v' exits 2" test $? = 2
+    check "... saying so" grep -q "KGEN_CATALOGUE_PASS_BELOW: not a number '$v'" "$tmp/err"
+done
+check "... before anything is made" test ! -e "$tmp/pbad"
 finish

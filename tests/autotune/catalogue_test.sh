@@ -40,7 +40,7 @@ expect 2 "unknown catalogue command 'bake'" catalogue bake
 check "make exits 0" test $? = 0
 cat "$tmp/m.err"
 check "make reports its choice" grep -q "8 kernels measured over 20 (layout, shape) pairs; 3 chosen" "$tmp/m.err"
-check "header: version" grep -qx "kgen-catalogue 1" "$tmp/cat.txt"
+check "header: version" grep -qx "kgen-catalogue 2" "$tmp/cat.txt"
 check "header: arch" grep -qx "arch 90" "$tmp/cat.txt"
 check "header: SMs" grep -qx "sms 132" "$tmp/cat.txt"
 check "header: device" grep -qx "device NVIDIA H200" "$tmp/cat.txt"
@@ -58,11 +58,57 @@ first=$(awk -F, 'NR > 1 && ($12 == "ok" || $12 == "slow") {
     END { for (k in keys) { s = 0; for (p in pairs) s += ((k, p) in t) ? log(t[k, p] / best[p]) : log(8)
               if (bk == "" || s < bs) { bs = s; bk = k } }
           print bk }' "$DATA")
-check "kernel 1 is the least-regret kernel ($first)" grep -q "^kernel 1 ${first%% *} [0-9]* [0-9]* [0-9]* [0-9]* [0-9]* [0-9]* ${first#* }\$" "$tmp/cat.txt"
+check "kernel 1 is the least-regret kernel ($first)" grep -q "^kernel 1 ${first%% *} [0-9]* [0-9]* [0-9]* [0-9]* [0-9]* [0-9]* [12] ${first#* }\$" "$tmp/cat.txt"
 # a kernel's times are its measured ones, in microseconds
 t1=$(awk -F, -v k="${first#* }" 'NR > 1 && $7 == "nn" && $8 == 512 && $9 == 512 && $10 == 512 {
         cfg = $11; sub(/ layout=[a-z]+$/, "", cfg); if (cfg == k) printf "%.2f", $14 * 1000 }' "$DATA")
 check "kernel 1 at nn 512^3 is its measured $t1 us" grep -q "^time nn 512 512 512 $t1 " "$tmp/cat.txt"
+# passes: several exports of one measurement, each (kernel, pair) the median of the passes that timed it (of two,
+# their geometric mean). Passes 2 and 3 time only nn 512^3: kernel 1 there 1.5x and 3x as long as in pass 1,
+# every other kernel 0.5x and 0.9x
+# shellcheck disable=SC2016 # an awk program: its $i are awk's fields
+for p in 2 3; do
+    awk -F, -v OFS=, -v k="${first#* }" -v p=$p 'NR == 1 { print; next }
+        $7 == "nn" && $8 == 512 && $9 == 512 && $10 == 512 && $12 == "ok" && !/"/ {
+            cfg = $11; sub(/ layout=[a-z]+$/, "", cfg); $14 = (cfg == k ? (p == 2 ? 1.5 : 3) : (p == 2 ? 0.5 : 0.9)) * $14
+            print }' "$DATA" >"$tmp/pass$p.csv"
+done
+check "the second pass holds nn 512^3 only ($(($(wc -l <"$tmp/pass2.csv") - 1)) rows)" \
+    test "$(($(wc -l <"$tmp/pass2.csv") - 1))" -ge 3
+# nn 512^3's times as `make` writes them: each kernel of cat.txt's (in its order) pass 1 time x factor f1 (kernel
+# 1) or f (the others), in microseconds to two places
+at512() {
+    awk -v f1="$1" -v f="$2" -v k="${first#* }" 'FNR == NR { if (/^kernel /) { c = $11; for (i = 12; i <= NF; i++)
+            c = c " " $i; id[c] = $2; n++ } next }
+        FNR > 1 && $7 == "nn" && $8 == 512 && $9 == 512 && $10 == 512 {
+            c = $11; sub(/ layout=[a-z]+$/, "", c); if (c in id) t[id[c]] = sprintf("%.2f", $14 * 1000 * (c == k ? f1 : f)) }
+        END { for (i = 1; i <= n; i++) printf "%s%s", (i > 1 ? " " : ""), t[i]; print "" }' "$tmp/cat.txt" FS=, "$DATA"
+}
+"$KGEN" catalogue make "$DATA" "$tmp/pass2.csv" "$tmp/pass3.csv" --kernels "$tmp/cat.txt" --date 2026-11-23 \
+    -o "$tmp/three.txt" 2>"$tmp/three.err"
+check "make with three passes exits 0" test $? = 0
+check "three passes: nn 512^3 the median, kernel 1's 1.5x, the others' 0.9x ($(at512 1.5 0.9))" \
+    test "$(grep '^time nn 512 512 512 ' "$tmp/three.txt" | cut -d' ' -f6-)" = "$(at512 1.5 0.9)"
+"$KGEN" catalogue make "$DATA" "$tmp/pass2.csv" --kernels "$tmp/cat.txt" --date 2026-11-23 -o "$tmp/two.txt" \
+    2>"$tmp/two.err"
+check "two passes: nn 512^3 their geometric mean ($(at512 1.224744871 0.707106781))" \
+    test "$(grep '^time nn 512 512 512 ' "$tmp/two.txt" | cut -d' ' -f6-)" = "$(at512 1.224744871 0.707106781)"
+check "one pass: nn 512^3 as measured ($(at512 1 1))" \
+    test "$(grep '^time nn 512 512 512 ' "$tmp/cat.txt" | cut -d' ' -f6-)" = "$(at512 1 1)"
+check "two passes: the header says one pair was timed in two" grep -q "^# 1 of the pairs, .* timed in 2 passes" "$tmp/two.txt"
+check "one pass: no such line" sh -c "! grep -q 'timed in [0-9]* passes' '$tmp/cat.txt'"
+check "three passes: every other pair as the one pass that timed it" \
+    test "$(grep '^time ' "$tmp/three.txt" | grep -v '^time nn 512 512 512 ')" = \
+    "$(grep '^time ' "$tmp/cat.txt" | grep -v '^time nn 512 512 512 ')"
+"$KGEN" catalogue make "$tmp/pass3.csv" "$DATA" "$tmp/pass2.csv" --kernels "$tmp/cat.txt" --date 2026-11-23 \
+    -o "$tmp/three-r.txt" 2>/dev/null
+check "three passes: their order does not change a time" \
+    test "$(grep '^time ' "$tmp/three.txt")" = "$(grep '^time ' "$tmp/three-r.txt")"
+expect 2 "unexpected argument" catalogue make "$DATA" "$DATA" "$DATA" "$DATA" "$DATA" "$DATA" "$DATA" "$DATA" "$DATA" \
+    --date 2026-11-23 -o "$tmp/x.txt"
+printf 'device,cc\nnot,an export\n' >"$tmp/junk.csv"
+expect 1 "catalogue make: $tmp/junk.csv: line 2: column cc" catalogue make "$DATA" "$tmp/junk.csv" --date 2026-11-23 -o "$tmp/x.txt"
+check "a pass that cannot be read writes nothing" test ! -e "$tmp/x.txt"
 # with room for all, a kernel joins only while it lowers the regret of kg_matmul's choice with each pair
 # left out of its own prediction: more kernels, a regret no higher than the three's
 "$KGEN" catalogue make "$DATA" --max-kernels 50 --tolerance 0 --date 2026-11-23 -o "$tmp/all.txt" 2>"$tmp/a.err"
@@ -77,9 +123,20 @@ check "the header states the leave-one-out regret" grep -q "^# .*leave-one-out r
 # shellcheck disable=SC2016 # an awk program: its $i are awk's fields
 check "PERSISTENT is a stream-K kernel's bk, else 0 ($(grep -c ' sk=[12] ' "$tmp/all.txt") stream-K)" \
     awk '/^kernel / { sk = 0; bk = -1
-            for (i = 10; i <= NF; i++) { if ($i ~ /^sk=[12]$/) sk = 1; if ($i ~ /^bk=/) bk = substr($i, 4) }
+            for (i = 11; i <= NF; i++) { if ($i ~ /^sk=[12]$/) sk = 1; if ($i ~ /^bk=/) bk = substr($i, 4) }
             n++; if ($8 != (sk ? bk : 0)) bad++; if (sk) s++ }
         END { exit !(n > 0 && s > 0 && bad == 0) }' "$tmp/all.txt"
+
+# LAUNCHES: 2 for a kernel with a beta pass (split-K without a cluster, stream-K, matmul_skinny with kc > 0),
+# else 1
+# shellcheck disable=SC2016 # an awk program: its $i are awk's fields
+check "LAUNCHES: 2 where a beta pass comes first, else 1 ($(awk '/^kernel / && $10 == 2' "$tmp/all.txt" | wc -l) of 2)" \
+    awk '/^kernel / { beta = 0; s = 0; cl = 0
+            for (i = 11; i <= NF; i++) { if ($i ~ /^splitk=/) s = substr($i, 8); if ($i ~ /^cl=/) cl = substr($i, 4)
+                if ($i ~ /^sk=[12]$/ || ($i ~ /^kc=/ && $i != "kc=0")) beta = 1 }
+            if (s + 0 > 1 && cl == 0) beta = 1
+            n++; if ($10 != 1 + beta) bad++; two += beta }
+        END { exit !(n > 0 && two > 0 && two < n && bad == 0) }' "$tmp/all.txt"
 
 # --kernels: a catalogue measured again keeps exactly its kernels, in its order, with the export's times.
 # The three-kernel catalogue reversed stands for a committed one
@@ -89,7 +146,7 @@ check "PERSISTENT is a stream-K kernel's bk, else 0 ($(grep -c ' sk=[12] ' "$tmp
   awk '/^time /{ print $1, $2, $3, $4, $5, $8, $7, $6 }' "$tmp/cat.txt"; } >"$tmp/rev.txt"
 "$KGEN" catalogue make "$DATA" --kernels "$tmp/rev.txt" --date 2026-11-25 -o "$tmp/keep.txt" 2>"$tmp/k.err"
 check "--kernels: exits 0" test $? = 0
-cut_kernels() { grep '^kernel ' "$1" | cut -d' ' -f3,10-; }
+cut_kernels() { grep '^kernel ' "$1" | cut -d' ' -f3,11-; }
 check "--kernels: the catalogue's kernels in its order" \
     test "$(cut_kernels "$tmp/keep.txt")" = "$(cut_kernels "$tmp/rev.txt")"
 check "--kernels: that order is not make's own" test "$(cut_kernels "$tmp/keep.txt")" != "$(cut_kernels "$tmp/cat.txt")"
@@ -148,14 +205,14 @@ expect 2 "unknown.txt:[0-9]*: kernel 1 (nosuch): unknown template" catalogue ker
 expect 2 "unknown.txt:[0-9]*: kernel 1 (nosuch)" catalogue make "$DATA" --kernels "$tmp/unknown.txt" --date 2026-11-25 \
     -o "$tmp/x.txt"
 # a kernel written in another spelling (two parameters swapped): the same kernel
-awk '/^kernel 1 /{ t = $10; $10 = $11; $11 = t } { print }' "$tmp/rev.txt" >"$tmp/spelled.txt"
+awk '/^kernel 1 /{ t = $11; $11 = $12; $12 = t } { print }' "$tmp/rev.txt" >"$tmp/spelled.txt"
 check "a respelled kernel line differs from the original" test "$(cat "$tmp/spelled.txt")" != "$(cat "$tmp/rev.txt")"
 "$KGEN" catalogue make "$DATA" --kernels "$tmp/spelled.txt" --date 2026-11-25 -o "$tmp/spelled_out.txt" 2>/dev/null
 check "--kernels: a kernel in another spelling is matched by its canonical text" \
     test "$(grep '^time ' "$tmp/spelled_out.txt")" = "$(grep '^time ' "$tmp/keep.txt")"
 # one kernel twice, the second time in another spelling: named, for --kernels and --start alike
 # shellcheck disable=SC2016 # an awk program: its $i are awk's fields
-awk '/^kernel 2 /{ print; $2 = 3; t = $10; $10 = $11; $11 = t; k3 = $0; next } /^kernel 3 /{ print k3; next } { print }' \
+awk '/^kernel 2 /{ print; $2 = 3; t = $11; $11 = $12; $12 = t; k3 = $0; next } /^kernel 3 /{ print k3; next } { print }' \
     "$tmp/rev.txt" >"$tmp/twice.txt"
 expect 2 "kernel 3 of $tmp/twice.txt is its kernel 2 in another spelling" catalogue make "$DATA" --kernels "$tmp/twice.txt" \
     --date 2026-11-25 -o "$tmp/x.txt"
@@ -223,7 +280,7 @@ check "progress: lines were printed" grep -q "512x512x512 [0-9]*/4 done" "$tmp/p
 moved=$(sed -n "s/.*strategy auto (the catalogue's \([0-9]*\) first).*/\1/p" "$tmp/t.err")
 check "auto: the catalogue's picks first (${moved:-none})" test "${moved:-0}" -ge 1
 inspace=0
-while read -r _ _ tmpl _ _ _ _ _ _ cfg; do
+while read -r _ _ tmpl _ _ _ _ _ _ _ cfg; do
     grep -qF "$tmpl $cfg layout=nn" "$tmp/t.err" && inspace=$((inspace + 1))
 done < <(grep '^kernel ' "$tmp/cat.txt")
 check "auto: the $moved moved kernels are among those timed ($inspace of the catalogue's found)" \

@@ -60,8 +60,9 @@ typedef struct bad {
 static const bad bads[] = {
     {"", "bad:1: empty"},
     {"# only a comment\n", "bad:2: empty"},
-    {"arch 90\n", "bad:1: expected 'kgen-catalogue 1' first"},
-    {"kgen-catalogue 2\n", "bad:1: format version 2; this kgen reads version 1"},
+    {"arch 90\n", "bad:1: expected 'kgen-catalogue 2' first"},
+    {"kgen-catalogue 3\n", "bad:1: format version 3; this kgen reads versions 1 to 2"},
+    {"kgen-catalogue 0\n", "bad:1: format version 0; this kgen reads versions 1 to 2"},
     {"kgen-catalogue one\n", "bad:1: version 'one' is not a whole number"},
     {"kgen-catalogue\n", "bad:1: 'kgen-catalogue' takes one version number"},
     {"kgen-catalogue 1\ncolour red\n", "bad:2: unknown key 'colour'"},
@@ -143,6 +144,56 @@ static void bad_lines(void)
     char err[512];
     CHECK(kgi_catalogue_parse(text, strlen(text) - strlen("GARBAGE"), "n", &c, err, sizeof err) == 0);
     kgi_catalogue_free(c);
+}
+
+/* Version 2: each kernel line says how many kernels a call launches (LAUNCHES, after BPS); the fastest time of
+ * a kernel of one launch is the catalogue's floor per launch. Version 1 (good() above) says nothing: 0 and 0. */
+static void version2(void)
+{
+    const char *text = "kgen-catalogue 2\narch 90\nsms 132\ndevice D\ndriver 1\ndate 2026-11-28\ncommand c\n"
+                       "kernel 1 matmul_warp 1 32 32 8 0 4 2 bm=32 bn=32 splitk=8 cl=0\n"
+                       "kernel 2 matmul_warp 1 32 32 2 0 4 1 bm=32 bn=32 splitk=2 cl=1\n"
+                       "kernel 3 matmul 1 32 32 1 0 4 1 bm=32 bn=32 bk=32\n"
+                       "time nn 64 64 64 2.5 4.5 -\n"
+                       "time nn 128 128 128 7 5.25 9\n"
+                       "time tn 128 128 128 8 - 3.75\n";
+    kgi_catalogue *c;
+    char err[512] = "";
+    CHECK_MSG(kgi_catalogue_parse(text, strlen(text), "v2", &c, err, sizeof err) == 0, "%s", err);
+    if (!c)
+        return;
+    CHECK(c->nkernels == 3 && c->kernels[0].launches == 2 && c->kernels[1].launches == 1 &&
+          c->kernels[2].launches == 1);
+    CHECK(c->kernels[0].bps == 4 && strcmp(c->kernels[0].config, "bm=32 bn=32 splitk=8 cl=0") == 0);
+    /* kernel 1's 2.5 is faster, but it launches two */
+    CHECK_MSG(c->launch_us == 3.75, "launch_us %g", c->launch_us);
+    kgi_catalogue_free(c);
+    const char *v1 = HEADER KERNELS "time nn 64 64 64 1 2\n";
+    CHECK(kgi_catalogue_parse(v1, strlen(v1), "v1", &c, err, sizeof err) == 0);
+    if (c) {
+        CHECK(c->kernels[0].launches == 0 && c->kernels[1].launches == 0 && c->launch_us == 0);
+        CHECK(c->kernels[0].bps == 1 && strcmp(c->kernels[0].config, "bn=256 bk=16 wm=64 raster=8 stages=1") == 0);
+        kgi_catalogue_free(c);
+    }
+    static const bad v2bads[] = {
+        {"kernel 1 matmul 1 32 32 1 0 4 0 bm=32\n", "v2:8: LAUNCHES 0 is out of range"},
+        {"kernel 1 matmul 1 32 32 1 0 4 5 bm=32\n", "v2:8: LAUNCHES 5 is out of range"},
+        {"kernel 1 matmul 1 32 32 1 0 4 two bm=32\n", "v2:8: LAUNCHES 'two' is not a whole number"},
+        {"kernel 1 matmul 1 32 32 1 0 4 bm=32\n", "v2:8: LAUNCHES 'bm=32' is not a whole number"},
+        {"kernel 1 matmul 1 32 32 1 0 4 1\n", "v2:8: kernel 1 has no configuration"},
+        {"kernel 1 matmul 1 32 32 1 0 4\n", "v2:8: a kernel line needs ID TEMPLATE NEEDS TILE_M TILE_N KSLICES "
+                                            "PERSISTENT BPS LAUNCHES CONFIG"},
+    };
+    for (size_t i = 0; i < sizeof v2bads / sizeof *v2bads; i++) {
+        char t[512];
+        snprintf(t, sizeof t, "kgen-catalogue 2\narch 90\nsms 132\ndevice D\ndriver 1\ndate 2026-11-28\ncommand c\n%s"
+                 "time nn 64 64 64 1\n", v2bads[i].text);
+        c = (kgi_catalogue *)1;
+        err[0] = '\0';
+        int rc = kgi_catalogue_parse(t, strlen(t), "v2", &c, err, sizeof err);
+        CHECK_MSG(rc != 0 && c == NULL, "v2 case %zu parsed", i);
+        CHECK_MSG(strstr(err, v2bads[i].want) == err, "v2 case %zu: got '%s', want '%s...'", i, err, v2bads[i].want);
+    }
 }
 
 /* Every kernel renders for the catalogue's architecture in each layout it has times for. */
@@ -231,6 +282,7 @@ int main(int argc, char **argv)
     good();
     operand_needs();
     bad_lines();
+    version2();
     kg_context *ctx;
     CHECK(kg_context_open(&ctx, KG_DEVICE_NONE) == KG_OK);
     int embedded = 0;

@@ -266,6 +266,59 @@ static void check_single_c_stores(void)
     kgi_catalogue_free(c);
 }
 
+/* The host's floor per launch (version 2's LAUNCHES): kernel 1 has a beta pass (two launches) and more GPU
+ * throughput, kernel 2 one launch. At a small shape the model puts kernel 1 below kernel 2, but a call of
+ * two launches costs the host at least twice the fastest call of one (launch_us, kernel 2's fastest time):
+ * kernel 2 ranks first there, with kernel 1 at the floor. At a large shape the floor does not bind. The same
+ * times in a version 1 file (no LAUNCHES): no floor. */
+static void check_launch_floor(void)
+{
+    static char text[2][1 << 15];
+    int len[2];
+    for (int v = 0; v < 2; v++) {
+        len[v] = snprintf(text[v], sizeof text[v],
+                          "kgen-catalogue %d\narch 90\nsms 132\ndevice test\ndriver 1\ndate 2026-11-28\ncommand here\n"
+                          "kernel 1 matmul_warp 4 64 64 8 0 4%s bm=64 bn=64 splitk=8 cl=0\n"
+                          "kernel 2 matmul_warp 4 64 64 1 0 4%s bm=64 bn=64 splitk=1\n",
+                          v ? 1 : 2, v ? "" : " 2", v ? "" : " 1");
+        static const int sizes[] = {128, 512, 2048, 8192};
+        for (int a = 0; a < 4; a++)
+            for (int b = 0; b < 4; b++)
+                for (int k = 0; k < 3; k++) {
+                    double work = (double)sizes[a] * sizes[b] * sizes[k] * 1e-6;
+                    len[v] += snprintf(text[v] + len[v], sizeof text[v] - (size_t)len[v], "time nn %d %d %d %.6g %.6g\n",
+                                       sizes[a], sizes[b], sizes[k], 3.5 + 0.004 * work, 4.0 + 0.005 * work);
+                }
+    }
+    kgi_catalogue *c2 = parse_here(text[0], len[0], "v2"), *c1 = parse_here(text[1], len[1], "v1");
+    if (!c2 || !c1) {
+        kgi_catalogue_free(c2);
+        kgi_catalogue_free(c1);
+        return;
+    }
+    double fastest2 = 1e30;
+    for (int r = 0; r < c2->nrows; r++)
+        fastest2 = fmin(fastest2, kgi_catalogue_time(c2, r, 1));
+    CHECK_MSG(c2->launch_us == fastest2 && c1->launch_us == 0, "launch_us %g (kernel 2's fastest %g), v1 %g",
+              c2->launch_us, fastest2, c1->launch_us);
+    kgi_pick p[2];
+    /* 100^3, measured nowhere: the model alone says kernel 1 */
+    CHECK(kgi_catalogue_rank(c1, 0, 100, 100, 100, 4, 132, -1, p, 2) == 2);
+    CHECK_MSG(p[0].kernel == 0, "v1 100^3: kernel %d first", p[0].kernel + 1);
+    CHECK(kgi_catalogue_rank(c2, 0, 100, 100, 100, 4, 132, -1, p, 2) == 2);
+    CHECK_MSG(p[0].kernel == 1, "v2 100^3: kernel %d first", p[0].kernel + 1);
+    CHECK_MSG(p[1].kernel == 0 && p[1].predicted_us == 2 * c2->launch_us && p[1].model_us < p[1].predicted_us,
+              "v2 100^3: kernel 1 predicted %g (model %g), floor %g", p[1].predicted_us, p[1].model_us, 2 * c2->launch_us);
+    /* 6000^3: kernel 1's throughput wins, as without the floor */
+    CHECK(kgi_catalogue_rank(c2, 0, 6000, 6000, 6000, 4, 132, -1, p, 2) == 2);
+    CHECK_MSG(p[0].kernel == 0 && p[0].predicted_us == p[0].model_us, "v2 6000^3: kernel %d first", p[0].kernel + 1);
+    /* kgi_catalogue_rank_median (another architecture's catalogue) keeps the floor too */
+    CHECK(kgi_catalogue_rank_median(c2, 0, 100, 100, 100, 4, 132, p, 2) == 2);
+    CHECK_MSG(p[0].kernel == 1, "v2 median 100^3: kernel %d first", p[0].kernel + 1);
+    kgi_catalogue_free(c2);
+    kgi_catalogue_free(c1);
+}
+
 int main(void)
 {
     /* the wave model itself */
@@ -352,6 +405,7 @@ int main(void)
     kgi_catalogue_free(c);
 
     check_stream_k_pieces();
+    check_launch_floor();
     for (int dim = 0; dim < 3; dim++)
         check_alignment_neighbours(dim);
     check_single_c_stores();
