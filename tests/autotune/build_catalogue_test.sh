@@ -199,24 +199,30 @@ check "BASE on a WORK_DIR of other candidates exits 1" test $? = 1
 check "... saying so" grep -q "candidates.txt does not start with the kernels of catalogue/sm_90.txt" "$tmp/err"
 check "... before any timing" test ! -e "$tmp/ran2"
 check "... its candidates untouched" test "$(cat "$tmp/kw/candidates.txt")" = "matmul_warp bm=64 bn=64"
-# the header's command says whether step 2b's winners are among the candidates, also where an earlier run of
-# the WORK_DIR added them (a stand-in kgen: `catalogue` the real one, `tune` and `db export` succeed doing
-# nothing but write an export of one row, 2000^3 nn in 1 ms by bm=64, or from tune.db (step 2b) by bm=128,
-# `catalogue make` records its arguments)
-mkdir -p "$tmp/e/cli"
-# shellcheck disable=SC2016 # the stand-in's own $1 and $@
-printf '#!/bin/sh
+# standin DIR ROWS: a stand-in kgen in DIR/cli: `device` says sm_90, `catalogue make` records its arguments in
+# $tmp/make-args, the other `catalogue` commands are the real kgen's, `db export` writes an export of ROWS (printf
+# text after the header line; $c in it is bm=64, or bm=128 in tune.db, step 2b's), `tune` records its arguments in
+# $tmp/tune-args and creates the database it is given
+standin() {
+    mkdir -p "$1/cli"
+    # shellcheck disable=SC2016 # the stand-in's own $1, $@ and $c
+    printf '#!/bin/sh
 case "$1 $2" in
 device*) echo "  Compute capability 9.0 (sm_90)" ;;
 "catalogue make") printf "%%s\\n" "$@" > "%s/make-args" ;;
 catalogue*) exec "%s" "$@" ;;
 "db export") c=bm=64; case "$*" in *tune.db*) c=bm=128 ;; esac
-  for a in "$@"; do [ "$prev" = -o ] && printf "device,template,config,layout,m,n,k,outcome,time_ms,final_ms\\nGPU,matmul_warp,$c layout=nn,nn,2000,2000,2000,ok,1.0,0\\n" > "$a"; prev=$a; done ;;
-tune*) echo "$@" >> "%s/tune-args" ;;
+  for a in "$@"; do [ "$prev" = -o ] && printf "device,template,config,layout,m,n,k,outcome,time_ms,final_ms\\n%s" > "$a"; prev=$a; done ;;
+tune*) echo "$@" >> "%s/tune-args"; for a in "$@"; do [ "$prev" = --db ] && : > "$a"; prev=$a; done ;;
 esac
 exit 0
-' "$tmp" "$KGEN_BIN" "$tmp" >"$tmp/e/cli/kgen"
-chmod +x "$tmp/e/cli/kgen"
+' "$tmp" "$KGEN_BIN" "$2" "$tmp" >"$1/cli/kgen"
+    chmod +x "$1/cli/kgen"
+}
+# the header's command says whether step 2b's winners are among the candidates, also where an earlier run of
+# the WORK_DIR added them (the stand-in's export: one row, 2000^3 nn in 1 ms by bm=64, or by bm=128 from tune.db)
+# shellcheck disable=SC2016 # $c is the stand-in's
+standin "$tmp/e" 'GPU,matmul_warp,$c layout=nn,nn,2000,2000,2000,ok,1.0,0\n'
 KGEN_CATALOGUE_BASE="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_TUNE=0 sh "$SCRIPT" "$tmp/e" "$tmp/ew" >"$tmp/out" 2>"$tmp/err"
 check "BASE with no tunes runs to make ($(cat "$tmp/err"))" grep -q "candidates: the kernels of catalogue/sm_90.txt)" \
     "$tmp/make-args"
@@ -262,21 +268,9 @@ check "... kgen tune with its defaults there in the four layouts" \
 check "... the winner joins the candidates" test "$(tail -n 1 "$tmp/ew3/candidates.txt")" = "matmul_warp bm=128"
 check "... the header says so" grep -q "with kgen tune's winners at 1 shapes furthest below cuBLAS)" "$tmp/make-args"
 # step 2c: the launch-bound shapes timed again. A stand-in kgen whose export (nn only) times 10^3 at 5 us (the
-# fastest anywhere), 100^3 at 12 us (under 3 x 5) and 1000^3 at 1 ms; `tune` records its arguments and
-# creates the database it is given; the training shapes a file of those three and one never timed
-mkdir -p "$tmp/p/cli"
-# shellcheck disable=SC2016 # the stand-in's own $1 and $@
-printf '#!/bin/sh
-case "$1 $2" in
-device*) echo "  Compute capability 9.0 (sm_90)" ;;
-"catalogue make") printf "%%s\\n" "$@" > "%s/make-args" ;;
-catalogue*) exec "%s" "$@" ;;
-"db export") for a in "$@"; do [ "$prev" = -o ] && printf "device,template,config,layout,m,n,k,outcome,time_ms,final_ms\\nGPU,matmul_warp,bm=64 layout=nn,nn,10,10,10,ok,0.005,0\\nGPU,matmul_warp,bm=64 layout=nn,nn,100,100,100,ok,0.012,0\\nGPU,matmul_warp,bm=64 layout=nn,nn,1000,1000,1000,ok,1.0,0\\n" > "$a"; prev=$a; done ;;
-tune*) echo "$@" >> "%s/tune-args"; for a in "$@"; do [ "$prev" = --db ] && : > "$a"; prev=$a; done ;;
-esac
-exit 0
-' "$tmp" "$KGEN_BIN" "$tmp" >"$tmp/p/cli/kgen"
-chmod +x "$tmp/p/cli/kgen"
+# fastest anywhere), 100^3 at 12 us (under 3 x 5) and 1000^3 at 1 ms; the training shapes a file of those three
+# and one never timed
+standin "$tmp/p" 'GPU,matmul_warp,bm=64 layout=nn,nn,10,10,10,ok,0.005,0\nGPU,matmul_warp,bm=64 layout=nn,nn,100,100,100,ok,0.012,0\nGPU,matmul_warp,bm=64 layout=nn,nn,1000,1000,1000,ok,1.0,0\n'
 printf '# shapes\na 10 10 10\nb 100 100 100\nc 1000 1000 1000\nd 20 20 20\n' >"$tmp/pshapes.txt"
 echo "matmul_warp bm=64" >"$tmp/pcand.txt"
 mkdir -p "$tmp/pw" && cp "$tmp/pcand.txt" "$tmp/pw/candidates.txt"
