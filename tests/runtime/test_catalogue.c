@@ -27,15 +27,22 @@
     "kernel 1 matmul_warp 4 128 256 1 0 1 bn=256 bk=16 wm=64 raster=8 stages=1\n"                              \
     "kernel 2 matmul 1 32 32 1 0 4 bm=32 bn=32 bk=32 tm=2 tn=2 vec=1\n"
 
+/* text parsed, or NULL after a failed check naming the error */
+static kgi_catalogue *parse_ok(const char *text, const char *name)
+{
+    kgi_catalogue *c = NULL;
+    char err[512] = "";
+    CHECK_MSG(kgi_catalogue_parse(text, strlen(text), name, &c, err, sizeof err) == 0, "%s: %s", name, err);
+    return c;
+}
+
 static void good(void)
 {
     const char *text = HEADER "\n" KERNELS "#\n"
                               "time nn 4096 4096 4096 812.5 1e4\n"
                               "time\ttn  1000 1000 64\t-  \t12\n"
                               "   \n";
-    kgi_catalogue *c;
-    char err[512] = "";
-    CHECK_MSG(kgi_catalogue_parse(text, strlen(text), "good", &c, err, sizeof err) == 0, "%s", err);
+    kgi_catalogue *c = parse_ok(text, "good");
     if (!c)
         return;
     CHECK(c->arch == 90 && c->sms == 132 && strcmp(c->device, "NVIDIA H200") == 0);
@@ -148,18 +155,17 @@ static void bad_lines(void)
 
 /* Version 2: each kernel line says how many kernels a call launches (LAUNCHES, after BPS); the fastest time of
  * a kernel of one launch is the catalogue's floor per launch. Version 1 (good() above) says nothing: 0 and 0. */
+#define HEADER2 "kgen-catalogue 2\narch 90\nsms 132\ndevice D\ndriver 1\ndate 2026-11-28\ncommand c\n"
 static void version2(void)
 {
-    const char *text = "kgen-catalogue 2\narch 90\nsms 132\ndevice D\ndriver 1\ndate 2026-11-28\ncommand c\n"
+    const char *text = HEADER2
                        "kernel 1 matmul_warp 1 32 32 8 0 4 2 bm=32 bn=32 splitk=8 cl=0\n"
                        "kernel 2 matmul_warp 1 32 32 2 0 4 1 bm=32 bn=32 splitk=2 cl=1\n"
                        "kernel 3 matmul 1 32 32 1 0 4 1 bm=32 bn=32 bk=32\n"
                        "time nn 64 64 64 2.5 4.5 -\n"
                        "time nn 128 128 128 7 5.25 9\n"
                        "time tn 128 128 128 8 - 3.75\n";
-    kgi_catalogue *c;
-    char err[512] = "";
-    CHECK_MSG(kgi_catalogue_parse(text, strlen(text), "v2", &c, err, sizeof err) == 0, "%s", err);
+    kgi_catalogue *c = parse_ok(text, "v2");
     if (!c)
         return;
     CHECK(c->nkernels == 3 && c->kernels[0].launches == 2 && c->kernels[1].launches == 1 &&
@@ -168,9 +174,7 @@ static void version2(void)
     /* kernel 1's 2.5 is faster, but it launches two */
     CHECK_MSG(c->launch_us == 3.75, "launch_us %g", c->launch_us);
     kgi_catalogue_free(c);
-    const char *v1 = HEADER KERNELS "time nn 64 64 64 1 2\n";
-    CHECK(kgi_catalogue_parse(v1, strlen(v1), "v1", &c, err, sizeof err) == 0);
-    if (c) {
+    if ((c = parse_ok(HEADER KERNELS "time nn 64 64 64 1 2\n", "v1"))) {
         CHECK(c->kernels[0].launches == 0 && c->kernels[1].launches == 0 && c->launch_us == 0);
         CHECK(c->kernels[0].bps == 1 && strcmp(c->kernels[0].config, "bn=256 bk=16 wm=64 raster=8 stages=1") == 0);
         kgi_catalogue_free(c);
@@ -186,10 +190,9 @@ static void version2(void)
     };
     for (size_t i = 0; i < sizeof v2bads / sizeof *v2bads; i++) {
         char t[512];
-        snprintf(t, sizeof t, "kgen-catalogue 2\narch 90\nsms 132\ndevice D\ndriver 1\ndate 2026-11-28\ncommand c\n%s"
-                 "time nn 64 64 64 1\n", v2bads[i].text);
+        snprintf(t, sizeof t, HEADER2 "%s" "time nn 64 64 64 1\n", v2bads[i].text);
+        char err[512] = "";
         c = (kgi_catalogue *)1;
-        err[0] = '\0';
         int rc = kgi_catalogue_parse(t, strlen(t), "v2", &c, err, sizeof err);
         CHECK_MSG(rc != 0 && c == NULL, "v2 case %zu parsed", i);
         CHECK_MSG(strstr(err, v2bads[i].want) == err, "v2 case %zu: got '%s', want '%s...'", i, err, v2bads[i].want);
