@@ -372,10 +372,11 @@ kg_status kgi_catalogue_make(const char *const *exports, const size_t *lens, int
     /* each export into a database of its own: one that holds the same (kernel, pair) as another is a pass of
      * its own, not an update of it */
     for (int e = 0; e < nexports; e++) {
+        rep->bad_export = 0;
         if ((st = kgi_db_open(":memory:", KGI_DB_CREATE, &db, err, errlen)) != KG_OK)
             goto done;
         int ins, upd, kept;
-        rep->bad_export = e + 1;
+        rep->bad_export = e + 1; /* what fails from here is this export's */
         if ((st = kgi_db_import(db, exports[e], lens[e], &ins, &upd, &kept, err, errlen)) != KG_OK)
             goto done;
         kgi_db_filter all = {0};
