@@ -15,8 +15,9 @@
 #            and N 17-16384 and K 8-32768, half of them with their sizes
 #            from 48 up rounded to multiples of 16, the rest as drawn; 16
 #            with M or N 1-16), written to OUT_DIR/heldout.txt;
-#            KGEN_COMPARE_SEED (default: today, YYYYMMDD) seeds the draw (awk's
-#            rand: another awk draws others, so the list run is the file) and
+#            KGEN_COMPARE_SEED (default: today, YYYYMMDD) seeds the draw (a
+#            generator of its own: the same seed draws the same list with any
+#            awk) and
 #            KGEN_COMPARE_HELDOUT=FILE gives a list instead.
 # It prints, and writes to OUT_DIR/summary.txt, per set and layout: the
 # geometric mean of kgen/cuBLAS with each file, the shapes below 0.90 of
@@ -94,22 +95,26 @@ cd "$(dirname "$0")/.." || exit 2
 # the held-out products: random in log2 space, none of them chosen by anyone
 held_out() {
     awk -v seed="$1" '
-function side(lo, hi) { return lo + rand() * (hi - lo) }
+# a Park-Miller generator (x = 16807 x mod 2^31 - 1, exact in doubles) in place of the rand() of awk, which
+# srand(seed) does not make draw the same numbers in every awk (two draws with one seed on a GPU machine gave
+# two lists)
+function rnd() { x = (x * 16807) % 2147483647; return x / 2147483647 }
+function side(lo, hi) { return lo + rnd() * (hi - lo) }
 BEGIN {
-  srand(seed); l17 = log(17) / log(2)
+  x = seed % 2147483646 + 1; l17 = log(17) / log(2)
   print "# held-out products for bench/compare-catalogues.sh, seed " seed
   for (i = 1; i <= 24; i++) {      # general: at most 2^35 multiply-adds, half rounded to 16-byte rows
     lm = side(l17, 14); ln = side(l17, 14); lk = side(3, 15); s = lm + ln + lk
     if (s > 35) { lm -= (s - 35) * lm / s; ln -= (s - 35) * ln / s; lk -= (s - 35) * lk / s }
     m = int(2 ^ lm + 0.5); n = int(2 ^ ln + 0.5); k = int(2 ^ lk + 0.5)
-    if (rand() < 0.5) { if (m >= 48) m = int(m / 16 + 0.5) * 16; if (n >= 48) n = int(n / 16 + 0.5) * 16; if (k >= 48) k = int(k / 16 + 0.5) * 16 }
+    if (rnd() < 0.5) { if (m >= 48) m = int(m / 16 + 0.5) * 16; if (n >= 48) n = int(n / 16 + 0.5) * 16; if (k >= 48) k = int(k / 16 + 0.5) * 16 }
     if (m < 17) m = 17; if (n < 17) n = 17
     printf "h%02d %d %d %d\n", i, m, n, k
   }
   for (i = 1; i <= 16; i++) {      # thin: M or N 1-16 (1 in about half), the other 256-16384, K 256-32768
-    s = 1 + int(rand() * 16); if (rand() < 0.4) s = 1
+    s = 1 + int(rnd() * 16); if (rnd() < 0.4) s = 1
     b = int(2 ^ side(8, 14) + 0.5); k = int(2 ^ side(8, 15) + 0.5)
-    if (rand() < 0.6) { b = int(b / 16 + 0.5) * 16; k = int(k / 16 + 0.5) * 16 }
+    if (rnd() < 0.6) { b = int(b / 16 + 0.5) * 16; k = int(k / 16 + 0.5) * 16 }
     if (i % 2) printf "v%02d %d %d %d\n", i, s, b, k; else printf "v%02d %d %d %d\n", i, b, s, k
   }
 }'
