@@ -33,6 +33,13 @@
 # shapes whose kernel the two files choose differently (`kgen choice`, before
 # any timing; written to OUT_DIR/changed-SET-LAYOUT.txt): a fraction of the GPU
 # time, and no drift; a set and layout where no choice differs is said so.
+# KGEN_COMPARE_ROUNDS=N (1 to 9, default 1) runs each set and layout N times,
+# the two files in turn, the first of each round alternating (old then new,
+# new then old, ...), and compares each shape's median round of each file
+# (OUT_DIR/old-SET-LAYOUT.rR.csv: round R): at products of a few
+# microseconds a process's host launches up to 1.4x as fast as another's
+# (docs/performance.md row 81), and a single pair of processes puts that
+# difference between the files.
 # CATALOGUE must be for the GPU's architecture (its `arch` line): libkgen
 # takes KGEN_CATALOGUE only as the catalogue of its own architecture.
 # Exit status: 0 every run correct; 1 a run failed or a result was wrong
@@ -73,6 +80,8 @@ check_layouts
 CHANGED=${KGEN_COMPARE_CHANGED:-}
 case $CHANGED in '' | 0 | 1) ;; *) echo "compare-catalogues.sh: KGEN_COMPARE_CHANGED: 1 or 0, not '$CHANGED'" >&2; exit 2 ;; esac
 [ "$CHANGED" != 0 ] || CHANGED=
+ROUNDS=${KGEN_COMPARE_ROUNDS:-1}
+case $ROUNDS in [1-9]) ;; *) echo "compare-catalogues.sh: KGEN_COMPARE_ROUNDS: not a count from 1 to 9 '$ROUNDS'" >&2; exit 2 ;; esac
 SEED=${KGEN_COMPARE_SEED:-$(date -u +%Y%m%d)}
 case $SEED in '' | *[!0-9]*) echo "compare-catalogues.sh: KGEN_COMPARE_SEED: not a number '$SEED'" >&2; exit 2 ;; esac
 HELD=
@@ -144,6 +153,30 @@ changed_shapes() {
     rm -f "$OUT/choice-old.txt" "$OUT/choice-new.txt"
 }
 
+# median_rounds PREFIX: PREFIX.csv from the rounds' PREFIX.rR.csv (every round that wrote one; none: no file):
+# for each shape, its row of the median kgen time over the rounds (of an even count, the lower middle), or a
+# row with a wrong result where a round had one (the summary counts it); the shapes in the first round's order
+median_rounds() {
+    set -- "$1".r[1-9].csv
+    [ -e "$1" ] || return 1
+    awk -F, '
+FNR == 1 { if (NR == 1) head = $0; delete c; for (i = 1; i <= NF; i++) c[$i] = i; next }
+{
+  t = $c["tag"]; if (!(t in n)) order[++nt] = t
+  i = ++n[t]; row[t, i] = $0; ms[t, i] = $c["kgen_ms"] + 0; if ($c["ok"] != 1) bad[t] = $0
+}
+END {
+  print head
+  for (j = 1; j <= nt; j++) {
+    t = order[j]
+    if (t in bad) { print bad[t]; continue }
+    for (a = 1; a <= n[t]; a++) idx[a] = a
+    for (a = 2; a <= n[t]; a++) for (b = a; b > 1 && ms[t, idx[b]] < ms[t, idx[b - 1]]; b--) { x = idx[b]; idx[b] = idx[b - 1]; idx[b - 1] = x }
+    print row[t, idx[int((n[t] + 1) / 2)]]
+  }
+}' "$@" > "${1%.r[1-9].csv}.csv"
+}
+
 shapes_of() {
     case $1 in
         grid) echo bench/grid.txt ;;
@@ -175,7 +208,7 @@ for s in $SETS; do
     shapes=$(shapes_of "$s")
     for l in $LAYOUTS; do
         # this run's results only: a CSV left by an earlier run into OUT_DIR goes first
-        rm -f "$OUT/old-$s-$l.csv" "$OUT/new-$s-$l.csv"
+        rm -f "$OUT/old-$s-$l.csv" "$OUT/new-$s-$l.csv" "$OUT/old-$s-$l".r[1-9].csv "$OUT/new-$s-$l".r[1-9].csv
         run=$shapes
         if [ -n "$CHANGED" ]; then
             run=$OUT/changed-$s-$l.txt
@@ -187,13 +220,32 @@ for s in $SETS; do
             fi
             echo "== $s, layout $l: $(wc -l < "$run") shapes whose kernel differs ($run)"
         fi
-        echo "== $s, layout $l: the embedded catalogue, then $CAT_NAME"
         RAN="$RAN $s-$l"
-        "$BENCH" --no-db --shapes "$run" --layout "$l" --csv "$OUT/old-$s-$l.csv" > "$OUT/old-$s-$l.txt" 2>&1 ||
-            { rc=1; echo "  kgen-bench failed or a result was wrong with the embedded catalogue: $OUT/old-$s-$l.txt" >&2; }
-        KGEN_CATALOGUE=$CAT "$BENCH" --no-db --shapes "$run" --layout "$l" --csv "$OUT/new-$s-$l.csv" \
-            > "$OUT/new-$s-$l.txt" 2>&1 ||
-            { rc=1; echo "  kgen-bench failed or a result was wrong with $CAT_NAME: $OUT/new-$s-$l.txt" >&2; }
+        r=1
+        while [ "$r" -le "$ROUNDS" ]; do
+            # the round's files: old-SET-LAYOUT.csv itself when there is one round
+            sfx=; [ "$ROUNDS" = 1 ] || sfx=.r$r
+            order="old new"; [ $((r % 2)) = 1 ] || order="new old"
+            echo "== $s, layout $l${sfx:+, round $r}: $([ "$order" = "old new" ] && echo "the embedded catalogue, then $CAT_NAME" ||
+                echo "$CAT_NAME, then the embedded catalogue")"
+            for side in $order; do
+                rm -f "$OUT/$side-$s-$l$sfx.csv"
+                if [ "$side" = old ]; then
+                    "$BENCH" --no-db --shapes "$run" --layout "$l" --csv "$OUT/old-$s-$l$sfx.csv" \
+                        > "$OUT/old-$s-$l$sfx.txt" 2>&1 ||
+                        { rc=1; echo "  kgen-bench failed or a result was wrong with the embedded catalogue:" \
+                            "$OUT/old-$s-$l$sfx.txt" >&2; }
+                else
+                    KGEN_CATALOGUE=$CAT "$BENCH" --no-db --shapes "$run" --layout "$l" --csv "$OUT/new-$s-$l$sfx.csv" \
+                        > "$OUT/new-$s-$l$sfx.txt" 2>&1 ||
+                        { rc=1; echo "  kgen-bench failed or a result was wrong with $CAT_NAME: $OUT/new-$s-$l$sfx.txt" >&2; }
+                fi
+            done
+            r=$((r + 1))
+        done
+        [ "$ROUNDS" = 1 ] || for side in old new; do
+            median_rounds "$OUT/$side-$s-$l" || { rc=1; rm -f "$OUT/$side-$s-$l.csv"; }
+        done
     done
 done
 

@@ -41,6 +41,14 @@ while [ $# -gt 0 ]; do
     shift
 done
 [ -n "${KGEN_CATALOGUE:-}" ] && [ -n "${FAILNEW:-}" ] && [ "$layout" = nn ] && { echo "stand-in failure" >&2; exit 1; }
+# ROUNDLOG: each run appends "LAYOUT old|new"; with ROUNDSCALES, the Nth run with KGEN_CATALOGUE in a layout takes
+# the Nth of them as SCALE
+if [ -n "${ROUNDLOG:-}" ]; then
+    side=old; [ -n "${KGEN_CATALOGUE:-}" ] && side=new
+    echo "$layout $side" >> "$ROUNDLOG"
+    [ "$side" = new ] && [ -n "${ROUNDSCALES:-}" ] &&
+        SCALE=$(echo "$ROUNDSCALES" | cut -d' ' -f"$(grep -c "^$layout new\$" "$ROUNDLOG")")
+fi
 awk -v l="$layout" -v new="${KGEN_CATALOGUE:+1}" -v scale="${SCALE:-1}" -v wrong="${WRONG:-}" '
 BEGIN { print "tag,M,N,K,kgen_tflops,cublas_tflops,ratio,kgen_ms,cublas_ms,error,ok,template,config,device,layout" }
 /^#/ || NF < 4 { next }
@@ -124,6 +132,24 @@ KGEN_BENCH_SETS=heldout KGEN_BENCH_LAYOUTS="nn tt" KGEN_COMPARE_HELDOUT="$T/list
 grep -q "^heldout-nn: not compared" "$T/s/summary.txt" && ! grep -q '^heldout-nn ' "$T/s/summary.txt" && ok ||
     bad "the failed nn is not named as not compared: $(cat "$T/s/summary.txt")"
 grep -q '^heldout-tt ' "$T/s/summary.txt" && ok || bad "the tt that ran is not summarized"
+
+# KGEN_COMPARE_ROUNDS=3: three rounds, the first file of each alternating; each shape's median round compared. The
+# new file's unchanged shapes run 1, 3 and 2 times the old's in its three runs: the median, 2, is the drift;
+# new/cuBLAS (1/2 x 2 x 0.25 x 1/2)^(1/4) = 0.595, three shapes below 0.9 with it
+for v in 0 10 x; do
+    KGEN_COMPARE_ROUNDS=$v expect 2 "KGEN_COMPARE_ROUNDS: not a count from 1 to 9 '$v'" -- "$T/b" "$CAT" "$T/r$v"
+done
+KGEN_BENCH_SETS=heldout KGEN_BENCH_LAYOUTS=nn KGEN_COMPARE_HELDOUT="$T/list.txt" KGEN_COMPARE_ROUNDS=3 \
+    ROUNDLOG="$T/rounds.log" ROUNDSCALES="1 3 2" sh "$CMP" "$T/b" "$CAT" "$T/r" > "$T/out" 2> "$T/err"; rc=$?
+[ $rc -eq 0 ] && ok || bad "the three-round run exited $rc: $(cat "$T/err")"
+[ "$(tr '\n' ' ' < "$T/rounds.log")" = "nn old nn new nn new nn old nn old nn new " ] && ok ||
+    bad "the rounds ran in the order $(tr '\n' ' ' < "$T/rounds.log")"
+[ -s "$T/r/old-heldout-nn.r3.csv" ] && [ -s "$T/r/new-heldout-nn.r2.csv" ] && ok || bad "the rounds' CSVs were not kept"
+[ "$(cut -d, -f1,8 "$T/r/new-heldout-nn.csv" | tr '\n' ' ')" = "tag,kgen_ms s1,2 s2,0.5 s3,4 s4,2 " ] && ok ||
+    bad "the median rounds: $(cut -d, -f1,8 "$T/r/new-heldout-nn.csv" | tr '\n' ' ')"
+line=$(grep '^heldout-nn ' "$T/r/summary.txt")
+want="heldout-nn 4 1.000 0.595 0 3 0 2 1.414 1 1 2.000 s3 4.00"
+[ "$(echo "$line" | tr -s ' ')" = "$want" ] && ok || bad "three-round summary line '$line', want '$want'"
 
 # KGEN_COMPARE_CHANGED=1: only s2 and s3, whose kernel differs, are timed; a list where none differs is not
 KGEN_COMPARE_CHANGED=2 expect 2 "KGEN_COMPARE_CHANGED: 1 or 0, not '2'" -- "$T/b" "$CAT" "$T/c"
