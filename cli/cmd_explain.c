@@ -12,6 +12,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -87,6 +88,8 @@ static void compile_for_registers(kg_context *ctx, kgc_explain *x)
         snprintf(x->compile_note, sizeof x->compile_note, "render failed: %.1000s", err);
         return;
     }
+    x->geo = src->geo;
+    x->have_geo = 1;
     kgi_nvrtc_result r;
     char *cerr = NULL;
     st = kgi_nvrtc_compile(src->text, src->entry, x->mach.lim.sm, &r, &cerr);
@@ -132,10 +135,44 @@ static double phase_waves(const kgc_access_set *s, int ideal)
     return w;
 }
 
+/* The call the accesses describe, as the launcher would make it: 0 with
+ * acc_note saying why when the kernel's preconditions refuse the shape
+ * (kg_matmul runs another kernel there); where the kernel reads packed
+ * copies of A or B (pack=1), their padded leading dimensions. */
+static int as_launched(kgc_explain *x)
+{
+    if (!x->have_geo)
+        return 1; /* not rendered: compile_note says why, and the accesses' own evaluation fails alike */
+    /* stand-in device pointers, aligned as cudaMalloc's (the analysis assumes the same) */
+    const float *p = (const float *)(uintptr_t)4096;
+    kg_gemm g = {(int)x->shape.m, (int)x->shape.n, (int)x->shape.k, 1.0f, 0.0f, p, (int)x->shape.lda, p,
+                 (int)x->shape.ldb, (float *)(uintptr_t)4096, (int)x->shape.ldc};
+    char why[512];
+    if (!kgi_geometry_admits(&x->geo, &g, why, sizeof why)) {
+        snprintf(x->acc_note, sizeof x->acc_note,
+                 "this configuration cannot run at M=%lld N=%lld K=%lld (lda=%lld ldb=%lld ldc=%lld): %s",
+                 x->shape.m, x->shape.n, x->shape.k, x->shape.lda, x->shape.ldb, x->shape.ldc, why);
+        return 0;
+    }
+    int packed = kgi_packed_operands(&x->geo, &g);
+    if (packed & 1)
+        x->shape.lda = ((x->res.layout[0] == 't' ? x->shape.m : x->shape.k) + 3) / 4 * 4;
+    if (packed & 2)
+        x->shape.ldb = ((x->res.layout[1] == 't' ? x->shape.k : x->shape.n) + 3) / 4 * 4;
+    if (packed)
+        snprintf(x->shape_note, sizeof x->shape_note,
+                 "the launcher first copies %s into a workspace with rows padded to multiples of 4 floats (pack=1); "
+                 "the kernel reads %s",
+                 packed == 3 ? "A and B" : packed == 1 ? "A" : "B", packed == 3 ? "the copies" : "the copy");
+    return 1;
+}
+
 static void analyse_accesses(kg_context *ctx, kgc_explain *x)
 {
     char err[4096];
     int missing = 0;
+    if (!as_launched(x))
+        return;
     kg_status st = kgc_eval_accesses(ctx->host, x->tmpl, x->config, &x->shape, x->res.threads,
                                      x->mach.lim.warp_size, x->res.tile_k, &x->acc, &missing, err, sizeof err);
     if (st != KG_OK) {

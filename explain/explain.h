@@ -205,7 +205,8 @@ typedef struct kgc_point {
 typedef struct kgc_explain {
     char tmpl[64];
     char config[512];        /* canonical */
-    kgc_shape shape;
+    kgc_shape shape;         /* lda and ldb: of the packed copies where the kernel reads through them */
+    char shape_note[256];    /* which operands the launcher would pack first, or empty */
     kgc_machine mach;
     char machine_note[512];  /* why the table stands in for a device, or empty */
     kgc_resources res;
@@ -216,6 +217,8 @@ typedef struct kgc_explain {
     kg_compile_info ci;
     int compiled;
     char compile_note[1024];
+    int have_geo;            /* geo: the rendered kernel's launch geometry and preconditions */
+    kgi_geometry geo;
 
     kgi_occupancy occ;
     size_t smem_block;       /* bytes the occupancy model used */

@@ -280,6 +280,8 @@ static void print_coalescing(const kgc_explain *x, FILE *f)
                "   128-byte lines touched; mean over the warps of block (0,0) and repetitions; arrays 256-B aligned\n"
                "   as cudaMalloc returns them, lda=%lld ldb=%lld ldc=%lld)\n",
             x->shape.lda, x->shape.ldb, x->shape.ldc);
+    if (x->shape_note[0])
+        fprintf(f, "   (%s)\n", x->shape_note);
     if (!x->have_acc) {
         fprintf(f, "   not available: %s\n", x->acc_note);
         return;
@@ -614,6 +616,7 @@ void kgc_explain_json(const kgc_explain *x, FILE *f)
     else
         fprintf(f, "null");
     JS("accesses_note", x->acc_note);
+    JS("shape_note", x->shape_note);
     JKEY("accesses_alt");
     if (x->have_alt) {
         fprintf(f, "{\"pad\": %d, \"list\": ", x->alt_pad);

@@ -122,6 +122,24 @@ check '[ $rc -eq 0 ] && head -1 "$T/out" | grep -q "^<?xml" && ! has "$T/out" "k
 explain --template matmul_warp --arch sm_90; rc=$?
 check '[ $rc -eq 0 ] && has "$T/out" "4. Shared-memory bank conflicts" && grep -q "inner loop" "$T/out"' \
     "matmul_warp is explained ($(head -c 300 "$T/err"))"
+# odd shapes: a 16-byte configuration is refused there with the kernel's own
+# precondition; a 4-byte one stores C one float at a time where ldc is odd
+# (and sectors show it); split-K's additions realigned to 16-byte groups;
+# pack=1 reads padded copies
+explain --template matmul_warp --layout nt --m 999 --n 999 --k 999 --arch sm_90; rc=$?
+check '[ $rc -eq 0 ] && has "$T/out" "not available: this configuration cannot run at M=999 N=999 K=999 (lda=999 ldb=999 ldc=999): lda=999 is not a multiple of 4"' \
+    "a 16-byte configuration at 999^3: the precondition that refuses it ($(grep "not available" "$T/out" | head -1))"
+w4="bm=128 bn=128 bk=8 wm=64 wn=64 vec=1 stages=2 pred=1 cc=1 sk=1 red=4"
+explain --template matmul_warp --config "$w4 layout=nt" --m 1999 --n 1999 --k 1999 --arch sm_90; rc=$?
+check '[ $rc -eq 0 ] && ! has "$T/out" "not available" && grep -Eq "^   store C +4 B +128\.0 +18\.00 +4\.00" "$T/out"' \
+    "4-byte copies at 1999^3: C stored one float at a time, 18 sectors for 4 ($(grep "not available\|store C" "$T/out" | head -1))"
+explain --template matmul_warp --config "$w4 layout=nt" --m 2000 --n 2000 --k 2000 --arch sm_90
+check 'grep -Eq "^   store C +16 B +512\.0 +16\.00 +16\.00" "$T/out"' "the same at 2000^3: 16-byte stores"
+explain --template matmul_warp --config "${w4/sk=1/sk=0 splitk=4} layout=nn" --m 999 --n 999 --k 999 --arch sm_90
+check 'grep -Eq "^   atomicAdd to C \(realigned\) +16 B" "$T/out"' "split-K at an odd ldc: realigned 16-byte additions"
+explain --template matmul_warp --config "bn=256 bk=16 wm=64 stages=1 pack=1 layout=nt" --m 1999 --n 1001 --k 257 --arch sm_90; rc=$?
+check '[ $rc -eq 0 ] && has "$T/out" "lda=260 ldb=260 ldc=1001" && has "$T/out" "copies A and B into a workspace" && ! has "$T/out" "not available"' \
+    "pack=1: the accesses read the padded copies"
 explain --template noaccess --template-dir "$SRC/templates" --arch sm_90; rc=$?
 check '[ $rc -eq 0 ]' "a template without accesses() is still explained ($(cat "$T/err"))"
 check 'has "$T/out" "not available: template '"'"'noaccess'"'"' provides no accesses(cfg, shape)"' "and says what is missing"

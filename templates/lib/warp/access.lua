@@ -112,20 +112,39 @@ function M.list(cfg, d, shape)
       end,
     }
   end
-  local per_row = d.cols // d.cv
+  -- C as the kernel finds it (its c_vec test): vectors of cv floats where
+  -- ldc allows them (C itself sits 256-byte aligned here), else single
+  -- floats; split-K's atomics with copies under 16 bytes then add in
+  -- 16-byte groups realigned to each row's boundaries (store.lua's
+  -- realigned_red4), the row segment's first s and last 4 - s floats one
+  -- by one (not listed).
   local atomic = cfg.splitk > 1 and cfg.cl ~= 1
+  local cv = (d.cv > 1 and shape.ldc % d.cv ~= 0) and 1 or d.cv
+  local realign = atomic and d.cv == 4 and cfg.vec < 4 and cv == 1
+  local per_row = realign and d.cols // 4 or d.cols // cv
   local kinds = atomic and { "store" } or { "load", "store" }
   for _, kind in ipairs(kinds) do
     list[#list + 1] = {
-      name = atomic and "atomicAdd to C" or (kind == "load" and "load C (beta != 0)" or "store C"),
-      space = "global", op = kind, array = "C", width = 4 * d.cv, iters = d.rows * per_row,
+      name = atomic and (realign and "atomicAdd to C (realigned)" or "atomicAdd to C")
+        or (kind == "load" and "load C (beta != 0)" or "store C"),
+      space = "global", op = kind, array = "C", width = 4 * (realign and 4 or cv), iters = d.rows * per_row,
       addr = function(tid, it)
         if tid >= d.tile_threads then return nil end -- only group 0 stores
         local a_off, b_off = offsets(cfg, d, tid)
-        local i, j = it // per_row, (it % per_row) * d.cv
+        local i = it // per_row
         local r = a_off + (i // cfg.tm) * d.pass_m + i % cfg.tm
+        if r >= shape.M then return nil end
+        if realign then
+          local q, t = (it % per_row) // (cfg.tn // 4), (it % per_row) % (cfg.tn // 4)
+          local s = (4 - (r * shape.ldc) % 4) % 4
+          local col = b_off + q * d.pass_n + s + 4 * t
+          local tail = q == d.sub_n - 1 and t == cfg.tn // 4 - 1 and (tid % 32) % cfg.ln == cfg.ln - 1 and s ~= 0
+          if tail or col + 4 > shape.N then return nil end -- single additions
+          return r * shape.ldc + col
+        end
+        local j = (it % per_row) * cv
         local c = b_off + (j // cfg.tn) * d.pass_n + j % cfg.tn
-        if r >= shape.M or c >= shape.N then return nil end
+        if c >= shape.N then return nil end
         return r * shape.ldc + c
       end,
     }
