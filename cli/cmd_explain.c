@@ -141,6 +141,7 @@ static double phase_waves(const kgc_access_set *s, int ideal)
  * copies of A or B (pack=1), their padded leading dimensions. */
 static int as_launched(kgc_explain *x)
 {
+    x->acc_shape = x->shape;
     if (!x->have_geo)
         return 1; /* not rendered: compile_note says why, and the accesses' own evaluation fails alike */
     /* stand-in device pointers, aligned as cudaMalloc's (the analysis assumes the same) */
@@ -155,15 +156,16 @@ static int as_launched(kgc_explain *x)
         return 0;
     }
     int packed = kgi_packed_operands(&x->geo, &g);
+    kgc_shape *s = &x->acc_shape;
     if (packed & 1)
-        x->shape.lda = ((x->res.layout[0] == 't' ? x->shape.m : x->shape.k) + 3) / 4 * 4;
+        s->lda = ((x->res.layout[0] == 't' ? s->m : s->k) + 3) / 4 * 4;
     if (packed & 2)
-        x->shape.ldb = ((x->res.layout[1] == 't' ? x->shape.k : x->shape.n) + 3) / 4 * 4;
+        s->ldb = ((x->res.layout[1] == 't' ? s->k : s->n) + 3) / 4 * 4;
     if (packed)
         snprintf(x->shape_note, sizeof x->shape_note,
-                 "the launcher first copies %s into a workspace with rows padded to multiples of 4 floats (pack=1); "
-                 "the kernel reads %s",
-                 packed == 3 ? "A and B" : packed == 1 ? "A" : "B", packed == 3 ? "the copies" : "the copy");
+                 "pack=1: the launcher first copies %s into a workspace with rows padded to multiples of 4 floats; "
+                 "the accesses are the kernel's on the copies, lda=%lld ldb=%lld",
+                 packed == 3 ? "A and B" : packed == 1 ? "A" : "B", s->lda, s->ldb);
     return 1;
 }
 
@@ -173,7 +175,7 @@ static void analyse_accesses(kg_context *ctx, kgc_explain *x)
     int missing = 0;
     if (!as_launched(x))
         return;
-    kg_status st = kgc_eval_accesses(ctx->host, x->tmpl, x->config, &x->shape, x->res.threads,
+    kg_status st = kgc_eval_accesses(ctx->host, x->tmpl, x->config, &x->acc_shape, x->res.threads,
                                      x->mach.lim.warp_size, x->res.tile_k, &x->acc, &missing, err, sizeof err);
     if (st != KG_OK) {
         snprintf(x->acc_note, sizeof x->acc_note, "%.1000s", err);
@@ -191,7 +193,7 @@ static void analyse_accesses(kg_context *ctx, kgc_explain *x)
             snprintf(x->alt_note, sizeof x->alt_note, "cannot form the configuration with pad=%d", x->alt_pad);
         } else if (kgi_host_check(ctx->host, x->tmpl, alt, &x->mach.lim, canon, sizeof canon, err, sizeof err) != KG_OK) {
             snprintf(x->alt_note, sizeof x->alt_note, "pad=%d does not fit: %.400s", x->alt_pad, err);
-        } else if (kgc_eval_accesses(ctx->host, x->tmpl, canon, &x->shape, x->res.threads, x->mach.lim.warp_size,
+        } else if (kgc_eval_accesses(ctx->host, x->tmpl, canon, &x->acc_shape, x->res.threads, x->mach.lim.warp_size,
                                      x->res.tile_k, &x->alt, &missing, err, sizeof err) != KG_OK) {
             snprintf(x->alt_note, sizeof x->alt_note, "pad=%d: %.400s", x->alt_pad, err);
         } else {

@@ -205,7 +205,8 @@ typedef struct kgc_point {
 typedef struct kgc_explain {
     char tmpl[64];
     char config[512];        /* canonical */
-    kgc_shape shape;         /* lda and ldb: of the packed copies where the kernel reads through them */
+    kgc_shape shape;
+    kgc_shape acc_shape;     /* the accesses': lda and ldb of the packed copies where the kernel reads them */
     char shape_note[256];    /* which operands the launcher would pack first, or empty */
     kgc_machine mach;
     char machine_note[512];  /* why the table stands in for a device, or empty */

@@ -138,7 +138,7 @@ check 'grep -Eq "^   store C +16 B +512\.0 +16\.00 +16\.00" "$T/out"' "the same 
 explain --template matmul_warp --config "${w4/sk=1/sk=0 splitk=4} layout=nn" --m 999 --n 999 --k 999 --arch sm_90
 check 'grep -Eq "^   atomicAdd to C \(realigned\) +16 B" "$T/out"' "split-K at an odd ldc: realigned 16-byte additions"
 explain --template matmul_warp --config "bn=256 bk=16 wm=64 stages=1 pack=1 layout=nt" --m 1999 --n 1001 --k 257 --arch sm_90; rc=$?
-check '[ $rc -eq 0 ] && has "$T/out" "lda=260 ldb=260 ldc=1001" && has "$T/out" "copies A and B into a workspace" && ! has "$T/out" "not available"' \
+check '[ $rc -eq 0 ] && has "$T/out" "lda=257 ldb=257 ldc=1001" && has "$T/out" "copies A and B into a workspace with rows padded to multiples of 4 floats" && has "$T/out" "on the copies, lda=260 ldb=260" && ! has "$T/out" "not available"' \
     "pack=1: the accesses read the padded copies"
 explain --template noaccess --template-dir "$SRC/templates" --arch sm_90; rc=$?
 check '[ $rc -eq 0 ]' "a template without accesses() is still explained ($(cat "$T/err"))"
