@@ -26,7 +26,8 @@
 # geometric mean of kgen's time new/old (below 1: the new file is faster),
 # how many are more than 3 % faster or slower, and the worst; "drift" is
 # the same time ratio over the shapes whose kernel did not change (the
-# run-to-run noise the changes are to be read against). OUT_DIR
+# run-to-run noise the changes are to be read against); "slowest" the
+# largest new/old over every shape. OUT_DIR
 # (default: a new temporary directory) keeps every CSV.
 # KGEN_BENCH_SETS (default "grid suite heldout") and KGEN_BENCH_LAYOUTS
 # (default "nn nt tn tt") pick a part. KGEN_COMPARE_CHANGED=1 times only the
@@ -40,6 +41,14 @@
 # microseconds a process's host launches up to 1.4x as fast as another's
 # (docs/performance.md row 81), and a single pair of processes puts that
 # difference between the files.
+# KGEN_COMPARE_OLD_BENCH=PATH makes "old" another build's kgen-bench (its
+# kg_matmul without a tuning database, whatever it chooses with) instead of
+# BUILD_DIR's with the embedded catalogue: with CATALOGUE the embedded file
+# itself, this build against an earlier tree's, e.g. the hand-written
+# defaults the catalogue replaced (tree 0b68727: bench/README.md). It takes
+# no KGEN_COMPARE_CHANGED (the other build's choices are not known before
+# it runs). Kernels are then "changed" where the configurations differ, and
+# "slowest" (every shape, changed or not) is the figure to read.
 # CATALOGUE must be for the GPU's architecture (its `arch` line): libkgen
 # takes KGEN_CATALOGUE only as the catalogue of its own architecture.
 # Exit status: 0 every run correct; 1 a run failed or a result was wrong
@@ -80,6 +89,16 @@ check_layouts
 CHANGED=${KGEN_COMPARE_CHANGED:-}
 case $CHANGED in '' | 0 | 1) ;; *) echo "compare-catalogues.sh: KGEN_COMPARE_CHANGED: 1 or 0, not '$CHANGED'" >&2; exit 2 ;; esac
 [ "$CHANGED" != 0 ] || CHANGED=
+OLD_BENCH=
+if [ -n "${KGEN_COMPARE_OLD_BENCH:-}" ]; then
+    OLD_BENCH=$(from_caller "$KGEN_COMPARE_OLD_BENCH")
+    { [ -f "$OLD_BENCH" ] && [ -x "$OLD_BENCH" ]; } ||
+        { echo "$ME: KGEN_COMPARE_OLD_BENCH: not an executable file '$KGEN_COMPARE_OLD_BENCH'" >&2; exit 2; }
+    [ -z "$CHANGED" ] ||
+        { echo "$ME: KGEN_COMPARE_OLD_BENCH takes no KGEN_COMPARE_CHANGED: the other build's choices are not known before it runs" >&2; exit 2; }
+fi
+OLD_NAME=${OLD_BENCH:+"$KGEN_COMPARE_OLD_BENCH's kg_matmul"}
+OLD_NAME=${OLD_NAME:-"the embedded catalogue"}
 ROUNDS=${KGEN_COMPARE_ROUNDS:-1}
 case $ROUNDS in [1-9]) ;; *) echo "compare-catalogues.sh: KGEN_COMPARE_ROUNDS: not a count from 1 to 9 '$ROUNDS'" >&2; exit 2 ;; esac
 SEED=${KGEN_COMPARE_SEED:-$(date -u +%Y%m%d)}
@@ -226,14 +245,14 @@ for s in $SETS; do
             # the round's files: old-SET-LAYOUT.csv itself when there is one round
             sfx=; [ "$ROUNDS" = 1 ] || sfx=.r$r
             order="old new"; [ $((r % 2)) = 1 ] || order="new old"
-            echo "== $s, layout $l${sfx:+, round $r}: $([ "$order" = "old new" ] && echo "the embedded catalogue, then $CAT_NAME" ||
-                echo "$CAT_NAME, then the embedded catalogue")"
+            echo "== $s, layout $l${sfx:+, round $r}: $([ "$order" = "old new" ] && echo "$OLD_NAME, then $CAT_NAME" ||
+                echo "$CAT_NAME, then $OLD_NAME")"
             for side in $order; do
                 rm -f "$OUT/$side-$s-$l$sfx.csv"
                 if [ "$side" = old ]; then
-                    "$BENCH" --no-db --shapes "$run" --layout "$l" --csv "$OUT/old-$s-$l$sfx.csv" \
+                    "${OLD_BENCH:-$BENCH}" --no-db --shapes "$run" --layout "$l" --csv "$OUT/old-$s-$l$sfx.csv" \
                         > "$OUT/old-$s-$l$sfx.txt" 2>&1 ||
-                        { rc=1; echo "  kgen-bench failed or a result was wrong with the embedded catalogue:" \
+                        { rc=1; echo "  kgen-bench failed or a result was wrong with $OLD_NAME:" \
                             "$OUT/old-$s-$l$sfx.txt" >&2; }
                 else
                     KGEN_CATALOGUE=$CAT "$BENCH" --no-db --shapes "$run" --layout "$l" --csv "$OUT/new-$s-$l$sfx.csv" \
@@ -262,23 +281,26 @@ FNR == 1 { delete c; for (i = 1; i <= NF; i++) c[$i] = i; old = FILENAME ~ /\/ol
   else { r1[key] = $c["ratio"]; t1[key] = $c["kgen_ms"]; k1[key] = $c["template"] " " $c["config"] }
 }
 END {
-  printf "%-12s %6s %10s %10s %7s %7s %5s %7s %8s %7s %7s %8s  %s\n", "set-layout", "shapes", "old/cuBLAS", "new/cuBLAS", \
-    "old<0.9", "new<0.9", "wrong", "changed", "new/old", "faster", "slower", "drift", "worst (new/old)"
+  printf "%-12s %6s %10s %10s %7s %7s %5s %7s %8s %7s %7s %8s  %-16s %s\n", "set-layout", "shapes", "old/cuBLAS", \
+    "new/cuBLAS", "old<0.9", "new<0.9", "wrong", "changed", "new/old", "faster", "slower", "drift", "worst (new/old)", \
+    "slowest (any)"
   for (f in sets) {
     n = 0; lo = ln = 0; b0 = b1 = 0; ch = 0; lt = 0; fa = sl = 0; worst = 0; wtag = "-"; same = 0; ls = 0; wr = 0
+    slow = 0; stag = "-"
     for (key in r0) {
       split(key, p, SUBSEP); if (p[1] != f || !(key in r1)) continue
       if (key in bad) { wr++; continue }
       n++; lo += log(r0[key]); ln += log(r1[key]); b0 += r0[key] < 0.9; b1 += r1[key] < 0.9
+      if (t1[key] / t0[key] > slow) { slow = t1[key] / t0[key]; stag = p[2] }
       if (k0[key] == k1[key]) { same++; ls += log(t1[key] / t0[key]); continue }
       ch++; q = t1[key] / t0[key]; lt += log(q); fa += q < 0.97; sl += q > 1.03
       if (q > worst) { worst = q; wtag = p[2] }
     }
     if (n + wr == 0) continue
-    printf "%-12s %6d %10s %10s %7d %7d %5d %7d %8s %7d %7d %8s  %s\n", f, n, \
+    printf "%-12s %6d %10s %10s %7d %7d %5d %7d %8s %7d %7d %8s  %-16s %s\n", f, n, \
       n ? sprintf("%.3f", exp(lo / n)) : "-", n ? sprintf("%.3f", exp(ln / n)) : "-", b0, b1, wr, ch, \
       ch ? sprintf("%.3f", exp(lt / ch)) : "-", fa, sl, same ? sprintf("%.3f", exp(ls / same)) : "-", \
-      ch ? sprintf("%s %.2f", wtag, worst) : "-"
+      ch ? sprintf("%s %.2f", wtag, worst) : "-", n ? sprintf("%s %.3f", stag, slow) : "-"
   }
 }' "$@" | { IFS= read -r head; printf '%s\n' "$head"; sort; }
 }
@@ -292,7 +314,7 @@ for sl in $RAN; do
     fi
 done
 {
-    echo "# bench/compare-catalogues.sh: the embedded catalogue (old) against $CAT_NAME (new), no tuning database"
+    echo "# bench/compare-catalogues.sh: $OLD_NAME (old) against $CAT_NAME (new), no tuning database"
     echo "# $("$BENCH" --device-name 2> /dev/null || echo "unknown GPU"), $(date -u +%Y-%m-%dT%H:%MZ)," \
         "source tree $(git rev-parse --short HEAD 2> /dev/null || echo unknown)"
     [ -z "$CHANGED" ] || echo "# only the shapes whose kernel the two files choose differently were timed" \

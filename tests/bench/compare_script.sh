@@ -107,8 +107,8 @@ KGEN_BENCH_SETS=heldout KGEN_BENCH_LAYOUTS="nn tt" KGEN_COMPARE_HELDOUT="$T/list
 cmp -s "$T/list.txt" "$T/s/heldout.txt" && ok || bad "KGEN_COMPARE_HELDOUT's list was not the one run"
 line=$(grep '^heldout-nn ' "$T/s/summary.txt")
 # shapes 4; old/cuBLAS 1; new/cuBLAS (2 x 0.25)^(1/4) = 0.841; below 0.9: old 0, new 1 (s3); wrong 0;
-# changed 2; new/old (0.5 x 4)^(1/2) = 1.414; faster 1, slower 1; drift 1 (s1, s4); worst s3 4.00
-want="heldout-nn 4 1.000 0.841 0 1 0 2 1.414 1 1 1.000 s3 4.00"
+# changed 2; new/old (0.5 x 4)^(1/2) = 1.414; faster 1, slower 1; drift 1 (s1, s4); worst s3 4.00; slowest s3
+want="heldout-nn 4 1.000 0.841 0 1 0 2 1.414 1 1 1.000 s3 4.00 s3 4.000"
 [ "$(echo "$line" | tr -s ' ')" = "$want" ] && ok || bad "summary line '$line', want '$want'"
 grep -q '^heldout-tt ' "$T/s/summary.txt" && ok || bad "no tt line: $(cat "$T/s/summary.txt")"
 grep -q "Stand-in GPU" "$T/s/summary.txt" && ok || bad "the summary does not name the GPU"
@@ -122,7 +122,7 @@ KGEN_BENCH_SETS=heldout KGEN_BENCH_LAYOUTS=nn KGEN_COMPARE_HELDOUT="$T/s/heldout
 [ $rc -eq 0 ] && cmp -s "$T/list.txt" "$T/s/heldout.txt" && ok || bad "the list given back from OUT_DIR: exit $rc: $(cat "$T/err")"
 line=$(grep '^heldout-nn ' "$T/s/summary.txt")
 # s4 wrong: left out; s1 unchanged at 1.21 (drift); s2 0.5 and s3 4.0 as before; new/cuBLAS (1/1.21 x 2 x 0.25)^(1/3)
-want="heldout-nn 3 1.000 0.745 0 2 1 2 1.414 1 1 1.210 s3 4.00"
+want="heldout-nn 3 1.000 0.745 0 2 1 2 1.414 1 1 1.210 s3 4.00 s3 4.000"
 [ "$(echo "$line" | tr -s ' ')" = "$want" ] && ok || bad "summary line '$line', want '$want'"
 ! grep -q '^heldout-tt ' "$T/s/summary.txt" && ok || bad "the earlier run's tt results were summarized again"
 # a run whose new side fails in nn: exit 1, nn named as not compared, the earlier nn results not used
@@ -148,8 +148,38 @@ KGEN_BENCH_SETS=heldout KGEN_BENCH_LAYOUTS=nn KGEN_COMPARE_HELDOUT="$T/list.txt"
 [ "$(cut -d, -f1,8 "$T/r/new-heldout-nn.csv" | tr '\n' ' ')" = "tag,kgen_ms s1,2 s2,0.5 s3,4 s4,2 " ] && ok ||
     bad "the median rounds: $(cut -d, -f1,8 "$T/r/new-heldout-nn.csv" | tr '\n' ' ')"
 line=$(grep '^heldout-nn ' "$T/r/summary.txt")
-want="heldout-nn 4 1.000 0.595 0 3 0 2 1.414 1 1 2.000 s3 4.00"
+want="heldout-nn 4 1.000 0.595 0 3 0 2 1.414 1 1 2.000 s3 4.00 s3 4.000"
 [ "$(echo "$line" | tr -s ' ')" = "$want" ] && ok || bad "three-round summary line '$line', want '$want'"
+
+# KGEN_COMPARE_OLD_BENCH: "old" is another build's kgen-bench (a stand-in whose kg_matmul runs kernel "a" in
+# 1.0 ms at every shape but s4, 0.2 ms there); the new side is this build's with the catalogue as before
+cat > "$T/oldbench" <<'STANDIN'
+#!/bin/sh
+while [ $# -gt 0 ]; do
+    case $1 in --shapes) shapes=$2; shift ;; --layout) layout=$2; shift ;; --csv) csv=$2; shift ;; esac
+    shift
+done
+[ -z "${KGEN_CATALOGUE:-}" ] || { echo "the other build was given KGEN_CATALOGUE" >&2; exit 1; }
+awk -v l="$layout" '
+BEGIN { print "tag,M,N,K,kgen_tflops,cublas_tflops,ratio,kgen_ms,cublas_ms,error,ok,template,config,device,layout" }
+/^#/ || NF < 4 { next }
+{ t = $1 == "s4" ? 0.2 : 1.0
+  printf "%s,%s,%s,%s,1,1,%.4f,%g,1.0,0,1,matmul_warp,a layout=%s,GPU,%s\n", $1, $2, $3, $4, 1.0 / t, t, l, l }
+' "$shapes" > "$csv"
+STANDIN
+chmod +x "$T/oldbench"
+KGEN_COMPARE_OLD_BENCH="$T/none" expect 2 "KGEN_COMPARE_OLD_BENCH: not an executable file" -- "$T/b" "$CAT" "$T/ob"
+KGEN_COMPARE_OLD_BENCH="$T/oldbench" KGEN_COMPARE_CHANGED=1 expect 2 "takes no KGEN_COMPARE_CHANGED" -- "$T/b" "$CAT" "$T/ob"
+KGEN_BENCH_SETS=heldout KGEN_BENCH_LAYOUTS=nn KGEN_COMPARE_HELDOUT="$T/list.txt" KGEN_COMPARE_OLD_BENCH="$T/oldbench" \
+    sh "$CMP" "$T/b" "$CAT" "$T/ob" > "$T/out" 2> "$T/err"; rc=$?
+[ $rc -eq 0 ] && ok || bad "the run against another build exited $rc: $(cat "$T/err")"
+line=$(grep '^heldout-nn ' "$T/ob/summary.txt")
+# old/cuBLAS (1 x 1 x 1 x 5)^(1/4) = 1.495; changed s2, s3 as before; drift over s1 (1) and s4 (1.0 / 0.2 = 5)
+# sqrt(5) = 2.236; worst of the changed s3 4.00; slowest of all s4 5.000
+want="heldout-nn 4 1.495 0.841 0 1 0 2 1.414 1 1 2.236 s3 4.00 s4 5.000"
+[ "$(echo "$line" | tr -s ' ')" = "$want" ] && ok || bad "summary against another build '$line', want '$want'"
+grep -qF "$T/oldbench's kg_matmul (old) against $CAT (new)" "$T/ob/summary.txt" && ok ||
+    bad "the summary does not name the other build: $(head -n 1 "$T/ob/summary.txt")"
 
 # KGEN_COMPARE_CHANGED=1: only s2 and s3, whose kernel differs, are timed; a list where none differs is not
 KGEN_COMPARE_CHANGED=2 expect 2 "KGEN_COMPARE_CHANGED: 1 or 0, not '2'" -- "$T/b" "$CAT" "$T/c"
@@ -162,7 +192,7 @@ KGEN_BENCH_SETS=heldout KGEN_BENCH_LAYOUTS="nn tt" KGEN_COMPARE_HELDOUT="$T/list
 line=$(grep '^heldout-nn ' "$T/c/summary.txt")
 # shapes 2; old/cuBLAS 1; new/cuBLAS (2 x 0.25)^(1/2) = 0.707; below 0.9: 0 and 1; changed 2; new/old 1.414;
 # faster 1, slower 1; no drift; worst s3 4.00
-want="heldout-nn 2 1.000 0.707 0 1 0 2 1.414 1 1 - s3 4.00"
+want="heldout-nn 2 1.000 0.707 0 1 0 2 1.414 1 1 - s3 4.00 s3 4.000"
 [ "$(echo "$line" | tr -s ' ')" = "$want" ] && ok || bad "changed-only summary line '$line', want '$want'"
 grep -q "only the shapes whose kernel the two files choose differently were timed" "$T/c/summary.txt" && ok ||
     bad "the summary does not say only changed shapes were timed"
