@@ -104,24 +104,25 @@ static double launch_floor(const kgi_catalogue *c, const kgi_cat_kernel *kk)
 
 /* Where C's rows are not 16-byte vectors, a kernel that stores C four
  * floats at a time stores single floats instead, each store a quarter as
- * wide across a warp. A kernel that needs 16-byte rows of both A and B
- * meets such a C among its measured shapes (minimal leading dimensions)
- * only where the layout leaves C's rows odd and A's and B's whole (nt and
- * tt at N not a multiple of 4): too few for its nearest ones to carry the
- * cost, so its fit gets the feature (in a layout where it never met one,
- * the feature is 0 at every shape and leaves the fit). NEEDS 4 stands for
- * the width of C's stores: every such kernel of the templates today is a
- * matmul_warp kernel with tn = 4, whose epilogue stores 4 floats at a
- * time. Without the feature the model chose kernel 20 at nt
- * 24835x319x16, 2.6x the time of the kernel it chooses with it, and nt
- * 3141x4050x20 was the catalogue's worst leave-one-out pair (2.20; 1.62 at
- * worst with it). A kernel that takes single-float rows of A or B meets an
- * odd C where A's or B's rows are odd too, whose other costs the feature
- * took on instead: given to every kernel, it moved the choice at the grid's
- * odd sizes to kernels 3-10 % slower (docs/performance.md row 74, H100). */
+ * wide across a warp: every matmul_warp kernel (tn = 4 in all of them,
+ * whose epilogue tests C's alignment at run time), whatever its copies of
+ * A and B. Without the feature a 16-byte kernel's fit carried none of that
+ * cost: it meets an odd C only where the layout leaves C's rows odd and A's
+ * and B's whole (nt and tt at N not a multiple of 4), too few of its
+ * nearest shapes; the model chose kernel 20 at nt 24835x319x16, 2.6x the
+ * time of the kernel it chooses with it (docs/performance.md row 74). A
+ * kernel with single-float copies meets an odd C wherever its A's or B's
+ * rows are odd too, and without the feature its fit put the cost of C's
+ * stores, 5 % of kernel 9's time at 1999^3 (row 82), on its other
+ * features: a 64x64 single-float kernel, 1.4-1.6x faster than any other at
+ * products such as 29744x64x30, was chosen at 8-byte C rows where it runs
+ * 2.1x slower (row 77), and leave-one-out kept it out of the catalogue. In
+ * a layout where a kernel never met an odd C the feature is 0 at every
+ * shape and leaves its fit. matmul_skinny and matmul kernels store C
+ * otherwise and do not get it. */
 static int single_c_stores(const kgi_cat_kernel *kk, int c_class)
 {
-    return kk->needs == 4 && kk->needs_operand == 0 && c_class != 4;
+    return c_class != 4 && strcmp(kk->tmpl, "matmul_warp") == 0;
 }
 
 static void features(const kgi_cat_kernel *kk, int m, int n, int k, int sms, int c_class, double *x, double *waves)
