@@ -64,6 +64,10 @@ typedef struct kgi_cat_make_opts {
                                    kgi_cat_exchange, are chosen where they score better than a choice from scratch
                                    (a pair they leave above max_regret may stay there: it is not made worse) */
     const char *start_path;
+    const kgi_catalogue *measured; /* or NULL: earlier measurements (a catalogue's times), each taken where no
+                                      export timed that kernel at that pair (the committed file extended by new
+                                      measurements, without the database it was made from) */
+    const char *measured_path;
 } kgi_cat_make_opts;
 
 typedef struct kgi_cat_make_report {
@@ -78,6 +82,7 @@ typedef struct kgi_cat_make_report {
     int start_replaced, from_start;
     double start_cost, scratch_cost;
     int passes, pass_pairs;     /* the exports read, and the pairs that a pass after the first timed */
+    int measured_times;         /* (kernel, pair) times taken from opts.measured, none of the exports timing them */
     int bad_export;             /* on failure, 1 + the index of the export whose rows failed (0: none of them) */
 } kgi_cat_make_report;
 

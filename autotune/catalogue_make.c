@@ -18,6 +18,7 @@ typedef struct kern {
     char *config;              /* layout-free */
     int threads;
     double occupancy;
+    int bps;                   /* > 0: blocks per SM as a catalogue says (a kernel of opts.measured alone) */
 } kern;
 
 typedef struct pair {
@@ -87,7 +88,7 @@ static void on_row(void *ud, const kgi_dbkey *key, const kgi_result *res)
         if (!k || !(k[c->nk].config = strdup(cfg)))
             goto oom;
         snprintf(k[c->nk].tmpl, sizeof k[c->nk].tmpl, "%s", key->tmpl);
-        k[c->nk].threads = res->threads, k[c->nk].occupancy = res->occupancy;
+        k[c->nk].threads = res->threads, k[c->nk].occupancy = res->occupancy, k[c->nk].bps = 0;
         ki = c->nk++;
     }
     int pi = -1;
@@ -112,6 +113,68 @@ static void on_row(void *ud, const kgi_dbkey *key, const kgi_result *res)
     c->mp = mp;
     mp[c->nm] = c->p[pi];
     m[c->nm++] = (struct meas){ki, res->time_ms * 1000.0, c->pass};
+    return;
+oom:
+    c->failed = 1;
+    snprintf(c->err, sizeof c->err, "out of memory");
+}
+
+/* The kernels and times of an earlier catalogue (opts.measured) as measurements of pass `pass`, after the
+ * exports: it must come from the device they do. */
+static void from_catalogue(collect *c, const kgi_catalogue *cat, const char *path, int pass)
+{
+    if (strcmp(cat->device, c->seen_device) != 0 || cat->arch != c->cc || cat->sms != c->sm_count) {
+        c->failed = 1;
+        snprintf(c->err, sizeof c->err, "%s was measured on %s (sm_%d, %d SMs), the exports on %s (sm_%d, %d SMs)",
+                 path, cat->device, cat->arch, cat->sms, c->seen_device, c->cc, c->sm_count);
+        return;
+    }
+    for (int j = 0; j < cat->nkernels && !c->failed; j++) {
+        const kgi_cat_kernel *kk = &cat->kernels[j];
+        int ki = -1;
+        for (int i = 0; i < c->nk && ki < 0; i++)
+            if (strcmp(c->k[i].tmpl, kk->tmpl) == 0 && strcmp(c->k[i].config, kk->config) == 0)
+                ki = i;
+        if (ki < 0) {
+            kern *k = grow(c->k, &c->kcap, c->nk, sizeof *k);
+            if (k)
+                c->k = k;
+            if (!k || !(k[c->nk].config = strdup(kk->config)))
+                goto oom;
+            snprintf(k[c->nk].tmpl, sizeof k[c->nk].tmpl, "%s", kk->tmpl);
+            k[c->nk].threads = 0, k[c->nk].occupancy = 0, k[c->nk].bps = kk->bps;
+            ki = c->nk++;
+        }
+        for (int r = 0; r < cat->nrows; r++) {
+            double us = kgi_catalogue_time(cat, r, j);
+            if (!(us > 0))
+                continue;
+            const kgi_cat_row *row = &cat->rows[r];
+            pair want = {row->layout, row->m, row->n, row->k};
+            int pi = -1;
+            for (int i = c->np - 1; i >= 0 && pi < 0; i--)
+                if (!memcmp(&c->p[i], &want, sizeof want))
+                    pi = i;
+            if (pi < 0) {
+                pair *p = grow(c->p, &c->pcap, c->np, sizeof *p);
+                if (!p)
+                    goto oom;
+                c->p = p;
+                p[c->np] = want;
+                pi = c->np++;
+            }
+            struct meas *m = grow(c->m, &c->mcap, c->nm, sizeof *m);
+            if (!m)
+                goto oom;
+            c->m = m;
+            pair *mp = grow(c->mp, &c->mpcap, c->nm, sizeof *mp);
+            if (!mp)
+                goto oom;
+            c->mp = mp;
+            mp[c->nm] = want;
+            m[c->nm++] = (struct meas){ki, us, pass};
+        }
+    }
     return;
 oom:
     c->failed = 1;
@@ -201,11 +264,11 @@ static void write_catalogue(FILE *f, const collect *c, const kline *kl, const do
 {
     if (rep && o->keep)
         fprintf(f,
-                "# kgen kernel catalogue for sm_%d: the %d kernels of %s measured again, each timed over %d (layout,"
+                "# kgen kernel catalogue for sm_%d: the %d kernels of %s %s, each timed over %d (layout,"
                 " shape)\n# pairs by `kgen tune --configs` on %s. kg_matmul's choice from them, each shape left out"
                 " of its\n# own prediction: %.3f of the fastest of them on geometric mean, %.2f at worst (%s).\n"
                 "# Rebuild: see catalogue/README.md.\n",
-                c->cc, n, o->keep_path, c->np, c->seen_device, rep->loo_geomean, rep->loo_worst,
+                c->cc, n, o->keep_path, o->measured ? "with new measurements" : "measured again", c->np, c->seen_device, rep->loo_geomean, rep->loo_worst,
                 rep->loo_worst_pair[0] ? rep->loo_worst_pair : "none");
     else if (rep)
         fprintf(f,
@@ -222,6 +285,11 @@ static void write_catalogue(FILE *f, const collect *c, const kline *kl, const do
                 "# %d of the pairs, where the host's launches bound a call, timed in %d passes, each in a process of\n"
                 "# its own: a kernel's time there is the median of its passes.\n",
                 rep->pass_pairs, rep->passes);
+    if (rep && o->measured)
+        fprintf(f,
+                "# %d of the times are those %s held before, where the exports did not time that kernel at that pair\n"
+                "# (how they were measured: docs/performance.md).\n",
+                rep->measured_times, o->measured_path);
     if (rep && o->start && rep->from_start)
         fprintf(f,
                 "# A rebuild of %s: its %d kernels, %d of them replaced by other measured kernels, kept over a\n"
@@ -392,6 +460,9 @@ kg_status kgi_catalogue_make(const char *const *exports, const size_t *lens, int
     }
     if (!c.failed)
         rep->bad_export = 0;
+    /* earlier measurements: a pass of their own after the exports', used where no export timed the kernel */
+    if (!c.failed && o->measured && c.seen_device[0])
+        from_catalogue(&c, o->measured, o->measured_path, nexports);
     st = KG_ERR_CONFIG;
     if (c.failed) {
         snprintf(err, errlen, "%s", c.err);
@@ -408,7 +479,8 @@ kg_status kgi_catalogue_make(const char *const *exports, const size_t *lens, int
     qsort(c.p, (size_t)c.np, sizeof *c.p, cmp_pair);
     st = KG_ERR_NOMEM;
     t = malloc((size_t)c.nk * c.np * sizeof *t);
-    tp = malloc((size_t)nexports * c.nk * c.np * sizeof *tp);
+    int slots = nexports + (o->measured != NULL); /* the exports' passes, then the earlier measurements */
+    tp = malloc((size_t)slots * c.nk * c.np * sizeof *tp);
     pred = malloc((size_t)c.nk * c.np * sizeof *pred);
     pick = malloc((size_t)c.nk * sizeof *pick);
     kl = calloc((size_t)c.nk, sizeof *kl);
@@ -420,7 +492,7 @@ kg_status kgi_catalogue_make(const char *const *exports, const size_t *lens, int
      * separate processes differ where a call is bound by the host's launches, which run faster in some
      * processes than in others (by up to 1.4x, catalogue/README.md); the median is the time the passes agree
      * on, where one process's launches were slow or fast */
-    for (size_t i = 0; i < (size_t)nexports * c.nk * c.np; i++)
+    for (size_t i = 0; i < (size_t)slots * c.nk * c.np; i++)
         tp[i] = INFINITY;
     for (int i = 0; i < c.nm; i++) {
         /* measurements name their pair by value: find it among the sorted ones */
@@ -428,7 +500,7 @@ kg_status kgi_catalogue_make(const char *const *exports, const size_t *lens, int
         double *cell = &tp[((size_t)c.m[i].pass * c.nk + (size_t)c.m[i].k) * c.np + (size_t)(p - c.p)];
         if (c.m[i].us < *cell)
             *cell = c.m[i].us;
-        again[p - c.p] |= c.m[i].pass > 0;
+        again[p - c.p] |= c.m[i].pass > 0 && c.m[i].pass < nexports;
     }
     for (size_t i = 0; i < (size_t)c.nk * c.np; i++) {
         double v[KGI_CAT_MAX_PASSES];
@@ -438,6 +510,10 @@ kg_status kgi_catalogue_make(const char *const *exports, const size_t *lens, int
                 v[nv++] = tp[(size_t)e * c.nk * c.np + i];
         qsort(v, (size_t)nv, sizeof *v, cmp_double);
         t[i] = nv == 0 ? INFINITY : nv % 2 ? v[nv / 2] : sqrt(v[nv / 2 - 1] * v[nv / 2]);
+        if (nv == 0 && slots > nexports && isfinite(tp[(size_t)nexports * c.nk * c.np + i])) {
+            t[i] = tp[(size_t)nexports * c.nk * c.np + i];
+            rep->measured_times++;
+        }
     }
     /* the pairs a later pass timed again (the header says how many) */
     rep->passes = nexports;
@@ -458,7 +534,9 @@ kg_status kgi_catalogue_make(const char *const *exports, const size_t *lens, int
         if ((st = describe(h, lim, k, l->needs, &l->tm, &l->tn, l->slices, &l->persistent, &l->launches, err,
                            errlen)) != KG_OK)
             goto done;
-        int bps = k->threads > 0 ? (int)lround(k->occupancy * lim->max_threads_per_sm / k->threads) : 1;
+        int bps = k->bps > 0       ? k->bps
+                  : k->threads > 0 ? (int)lround(k->occupancy * lim->max_threads_per_sm / k->threads)
+                                   : 1;
         l->bps = bps < 1 ? 1 : bps;
     }
     if ((st = loo_predictions(&c, kl, t, o, pred, err, errlen)) != KG_OK)

@@ -164,8 +164,9 @@ static int read_catalogue(const char *what, const char *path, const char *templa
 static int make(int argc, char **argv)
 {
     const char *maxk = NULL, *tol = NULL, *maxr = NULL, *device = NULL, *driver = NULL, *date = NULL, *command = NULL,
-               *output = NULL, *keep = NULL, *start = NULL;
+               *output = NULL, *keep = NULL, *start = NULL, *measured = NULL;
     const kgc_opt own[] = {{"--max-kernels", NULL, 1, &maxk}, {"--tolerance", NULL, 1, &tol},
+                           {"--measured", NULL, 1, &measured},
                            {"--kernels", NULL, 1, &keep},     {"--start", NULL, 1, &start},
                            {"--max-regret", NULL, 1, &maxr},  {"--device", NULL, 1, &device},
                            {"--driver", NULL, 1, &driver},
@@ -178,7 +179,7 @@ static int make(int argc, char **argv)
     char *text[KGI_CAT_MAX_PASSES] = {NULL}, *buf = NULL;
     size_t len[KGI_CAT_MAX_PASSES] = {0}, blen = 0;
     FILE *mem = NULL;
-    kgi_catalogue *kept = NULL, *started = NULL;
+    kgi_catalogue *kept = NULL, *started = NULL, *earlier = NULL;
     kgc_args args;
     _Static_assert(KGI_CAT_MAX_PASSES <= sizeof args.positional / sizeof *args.positional, "kgc_args holds the passes");
     if ((rc = kgc_parse(ctx, argc, argv, own, KGI_CAT_MAX_PASSES, &args)) != KGC_OK)
@@ -250,6 +251,14 @@ static int make(int argc, char **argv)
         o.start = started;
         o.start_path = start;
     }
+    if (measured) {
+        if ((rc = read_catalogue("catalogue make --measured", measured, kgc_template_path(&args), &earlier)) !=
+            KGC_OK)
+            goto done;
+        rc = KGC_FAIL;
+        o.measured = earlier;
+        o.measured_path = measured;
+    }
     for (int i = 0; i < args.npositional; i++)
         if (!(text[i] = kgc_slurp(args.positional[i], &len[i])))
             goto done;
@@ -309,6 +318,7 @@ done:
         free(text[i]);
     kgi_catalogue_free(kept);
     kgi_catalogue_free(started);
+    kgi_catalogue_free(earlier);
     kg_context_close(ctx);
     return rc;
 }

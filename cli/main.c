@@ -135,7 +135,7 @@ static const command commands[] = {
      "      candidates in a layout is taken whole. Writes a --configs list.\n"
      "  make EXPORT... --date YYYY-MM-DD [--driver TEXT] [--device NAME] [--max-kernels N]\n"
      "       [--tolerance F] [--max-regret R] [--kernels CATALOGUE | --start CATALOGUE]\n"
-     "       [--command TEXT] [-o FILE]\n"
+     "       [--measured CATALOGUE] [--command TEXT] [-o FILE]\n"
      "      from a `kgen db export` of `kgen tune --configs` runs over training shapes (more\n"
      "      than one, at most 8: passes timed in separate processes, each kernel's time at a\n"
      "      shape the median of the passes that timed it there): the\n"
@@ -150,6 +150,9 @@ static const command commands[] = {
      "      from CATALOGUE's kernels, all measured in EXPORT, and keeps them where they then\n"
      "      score better than the choice from scratch; a pair they leave more than R times\n"
      "      slower is not made worse, and may stay so. N is at least their count unless given.\n"
+     "      --measured takes CATALOGUE's times (its kernels and pairs too) wherever no EXPORT\n"
+     "      timed that kernel at that pair: a committed catalogue extended by new\n"
+     "      measurements without the database it was made from.\n"
      "  kernels CATALOGUE [--layout L] [-o FILE]\n"
      "      the catalogue's kernels as a --configs list, in its order; with --layout, only\n"
      "      those kg_matmul runs in layout L (those with times there), each with layout=L.\n"},

@@ -157,6 +157,38 @@ check "--kernels: each kernel's times are its measured ones" \
     test "$(awk '/^time /{ print $2, $3, $4, $5, $6 }' "$tmp/keep.txt")" = \
     "$(awk '/^time /{ print $2, $3, $4, $5, $8 }' "$tmp/cat.txt")"
 sed 's/^kernel 2 /kernel 7 /' "$tmp/rev.txt" >"$tmp/bad.txt"
+# --measured: a catalogue's times stand in where no export timed that kernel at that pair. An export of the nn
+# rows alone, with the catalogue of all: the nt times come from the catalogue, the nn ones from the export
+awk -F, 'NR == 1 || $7 == "nn"' "$DATA" >"$tmp/nn.csv"
+"$KGEN" catalogue make "$tmp/nn.csv" --kernels "$tmp/cat.txt" --measured "$tmp/cat.txt" --date 2026-11-23 \
+    --driver "580.159.04" -o "$tmp/meas.txt" 2>"$tmp/meas.err"
+check "--measured: exits 0" test $? = 0
+check "--measured: every time as in the catalogue made from all rows" \
+    test "$(grep '^time ' "$tmp/meas.txt")" = "$(grep '^time ' "$tmp/cat.txt")"
+nt=$(grep '^time nt ' "$tmp/cat.txt" | tr ' ' '\n' | grep -c '^[0-9.]*$')
+nt=$((nt - 3 * $(grep -c '^time nt ' "$tmp/cat.txt")))
+check "--measured: the header counts the $nt nt times taken from it" \
+    grep -q "^# $nt of the times are those $tmp/cat.txt held before" "$tmp/meas.txt"
+"$KGEN" catalogue make "$tmp/nn.csv" --kernels "$tmp/cat.txt" --date 2026-11-23 -o "$tmp/nomeas.txt" 2>/dev/null
+check "--measured: without it, no nt rows" sh -c "! grep -q '^time nt ' '$tmp/nomeas.txt'"
+# an export's time replaces the catalogue's (a pair measured again): nn 512^3 timed again at twice the time
+# shellcheck disable=SC2016 # an awk program: its $i are awk's fields
+awk -F, -v OFS=, 'NR == 1 { print; next }
+    $7 == "nn" && $8 == 512 && $9 == 512 && $10 == 512 && $12 == "ok" && !/"/ { $14 = 2 * $14; print }' "$DATA" \
+    >"$tmp/slow512.csv"
+"$KGEN" catalogue make "$tmp/slow512.csv" --kernels "$tmp/cat.txt" --measured "$tmp/cat.txt" --date 2026-11-23 \
+    -o "$tmp/meas2.txt" 2>/dev/null
+check "--measured: an export's time wins over the catalogue's ($(at512 2 2))" \
+    test "$(grep '^time nn 512 512 512 ' "$tmp/meas2.txt" | cut -d' ' -f6-)" = "$(at512 2 2)"
+check "--measured: every other time the catalogue's" \
+    test "$(grep '^time ' "$tmp/meas2.txt" | grep -v '^time nn 512 512 512 ')" = \
+    "$(grep '^time ' "$tmp/cat.txt" | grep -v '^time nn 512 512 512 ')"
+sed 's/^device NVIDIA H200$/device NVIDIA H100 80GB HBM3/' "$tmp/cat.txt" >"$tmp/h100.txt"
+expect 2 "$tmp/h100.txt was measured on NVIDIA H100 80GB HBM3 (sm_90, 132 SMs), the exports on NVIDIA H200" \
+    catalogue make "$DATA" --measured "$tmp/h100.txt" --date 2026-11-23 -o "$tmp/x.txt"
+check "--measured from another device: nothing written" test ! -e "$tmp/x.txt"
+expect 2 "catalogue make --measured: $tmp/bad.txt" catalogue make "$DATA" --measured "$tmp/bad.txt" --date 2026-11-23 \
+    -o "$tmp/x.txt"
 # kernels: a catalogue's kernels as a --configs list, in its order (what build-catalogue.sh times for KEEP)
 "$KGEN" catalogue kernels "$tmp/rev.txt" -o "$tmp/rev.cfg"
 check "kernels: exits 0" test $? = 0
