@@ -199,31 +199,49 @@ static int cmp_pair(const void *a, const void *b)
     return x->k < y->k ? -1 : x->k > y->k;
 }
 
+/* Room for NEEDS: four classes and their commas ("4B,1,4,4A"). */
+#define KLINE_NEEDS 16
+
 /* What a catalogue line says of a kernel that the runtime's model needs:
- * the alignment class it needs, its tile, K slices, for a persistent grid
+ * the alignment class it needs in each layout, its tile, K slices, for a persistent grid
  * the depth of K its stream-K pieces are cut in, the tile's K (0: not
  * persistent), and the kernels a call launches, from the rendered geometry
  * and resources(). */
 static kg_status describe(kgi_host *h, const kgi_limits *lim, const kern *k, char *needs, int *tm, int *tn,
                           char *slices, int *persistent, int *launches, char *err, size_t errlen)
 {
-    char text[2304];
-    snprintf(text, sizeof text, "%s layout=nn", k->config);
+    /* NEEDS per layout: a transposing copy through cp.async moves single floats, so which operands the
+     * vector loads bind depends on the layout. One class where all four agree; a layout the kernel does not
+     * render in (it is not measured there) takes nn's */
+    char per[4][8];
     kg_source *src = NULL;
-    kg_status st = kgi_host_render(h, k->tmpl, text, lim, &src, err, errlen);
-    if (st != KG_OK)
-        return st;
-    const kgi_geometry *g = &src->geo;
-    int need = 1;
-    if (!g->pack_multiple) {
-        if ((int)g->ld_multiple > need)
-            need = (int)g->ld_multiple;
-        if ((int)g->align / 4 > need)
-            need = (int)g->align / 4;
+    char text[2304];
+    kg_status st;
+    for (int l = 3; l >= 0; l--) { /* nn last: its source and text serve the rest */
+        snprintf(text, sizeof text, "%s layout=%s", k->config, kgi_layout_name(l));
+        st = kgi_host_render(h, k->tmpl, text, lim, &src, err, errlen);
+        if (st != KG_OK && l == 0)
+            return st;
+        if (st != KG_OK) {
+            per[l][0] = '\0';
+            continue;
+        }
+        int need, op;
+        kgi_geometry_needs(&src->geo, &need, &op);
+        snprintf(per[l], sizeof per[l], "%d%s", need, op == 1 ? "A" : op == 2 ? "B" : "");
+        if (l > 0) {
+            kg_source_free(src);
+            src = NULL;
+        }
     }
-    /* the operands the vector loads bind (both, or only A or only B) */
-    snprintf(needs, 4, "%d%s", need > 4 ? 4 : need,
-             need == 1 || g->pack_multiple ? "" : g->vec_operands == 1 ? "A" : g->vec_operands == 2 ? "B" : "");
+    for (int l = 1; l < 4; l++)
+        if (!per[l][0])
+            memcpy(per[l], per[0], sizeof per[l]);
+    if (!strcmp(per[0], per[1]) && !strcmp(per[0], per[2]) && !strcmp(per[0], per[3]))
+        snprintf(needs, KLINE_NEEDS, "%.3s", per[0]);
+    else
+        snprintf(needs, KLINE_NEEDS, "%.3s,%.3s,%.3s,%.3s", per[0], per[1], per[2], per[3]);
+    const kgi_geometry *g = &src->geo;
     /* a grid dimension over K (ceil(K / D) blocks): as many slices as K needs */
     int depth = 0;
     for (int i = 0; i < 3; i++)
@@ -253,7 +271,7 @@ static kg_status describe(kgi_host *h, const kgi_limits *lim, const kern *k, cha
 
 /* A kernel line's fields (describe()), for every measured kernel. */
 typedef struct kline {
-    char needs[4], slices[16];
+    char needs[KLINE_NEEDS], slices[16];
     int tm, tn, persistent, bps, launches;
 } kline;
 

@@ -53,11 +53,24 @@ int kgi_kernel_slices(const kgi_cat_kernel *k, int depth)
     return k->kslices;
 }
 
-int kgi_catalogue_admits(const kgi_cat_kernel *k, int align)
+int kgi_catalogue_admits(const kgi_cat_kernel *k, int layout, int align)
 {
-    int a = KGI_ALIGN_A(align), b = KGI_ALIGN_B(align);
-    int allowed = k->needs_operand == 1 ? a : k->needs_operand == 2 ? b : a < b ? a : b;
-    return k->needs <= allowed;
+    int a = KGI_ALIGN_A(align), b = KGI_ALIGN_B(align), op = k->needs_operand[layout];
+    int allowed = op == 1 ? a : op == 2 ? b : a < b ? a : b;
+    return k->needs[layout] <= allowed;
+}
+
+void kgi_geometry_needs(const kgi_geometry *g, int *needs, int *operand)
+{
+    int need = 1;
+    if (!g->pack_multiple) {
+        if ((int)g->ld_multiple > need)
+            need = (int)g->ld_multiple;
+        if ((int)g->align / 4 > need)
+            need = (int)g->align / 4;
+    }
+    *needs = need > 4 ? 4 : need;
+    *operand = *needs == 1 ? 0 : g->vec_operands == 1 ? 1 : g->vec_operands == 2 ? 2 : 0;
 }
 
 int kgi_catalogue_in_layout(const kgi_catalogue *c, int j, int layout)
@@ -257,6 +270,27 @@ static int header_line(parser *p, char *key, char *rest, int *seen)
     }
 }
 
+/* One alignment class of NEEDS: 4, 2 or 1, and A or B after it when the kernel's vector loads read only that
+ * operand (4B). */
+static int needs_field(parser *p, int id, const char *text, int *needs, int *operand)
+{
+    char v[8];
+    size_t nl = strlen(text);
+    snprintf(v, sizeof v, "%.7s", text);
+    *operand = 0;
+    if (nl == 2 && (v[1] == 'A' || v[1] == 'B')) {
+        *operand = v[1] == 'A' ? 1 : 2;
+        v[1] = '\0';
+    }
+    if (int_field(p, "NEEDS", v, 1, 4, needs))
+        return -1;
+    if (*needs == 3)
+        return fail(p, "kernel %d: NEEDS is 4, 2 or 1 (got 3)", id);
+    if (*needs == 1 && *operand)
+        return fail(p, "kernel %d: NEEDS 1 binds no operand (got %s)", id, text);
+    return 0;
+}
+
 /* kernel ID TEMPLATE NEEDS TILE_M TILE_N KSLICES PERSISTENT BPS LAUNCHES CONFIG... (version 1: no LAUNCHES) */
 static int kernel_line(parser *p, char *rest)
 {
@@ -303,19 +337,29 @@ static int kernel_line(parser *p, char *rest)
     if (strlen(f[1]) >= sizeof k->tmpl || !kgi_template_name_valid(f[1]))
         return fail(p, "kernel %d: '%.64s' is not a template name", k->id, f[1]);
     snprintf(k->tmpl, sizeof k->tmpl, "%s", f[1]);
-    /* NEEDS: 4, 2 or 1, and A or B when the kernel's vector loads read only that operand */
-    char needs[8];
-    size_t nl = strlen(f[2]);
-    snprintf(needs, sizeof needs, "%.7s", f[2]);
-    k->needs_operand = 0;
-    if (nl == 2 && (needs[1] == 'A' || needs[1] == 'B')) {
-        k->needs_operand = needs[1] == 'A' ? 1 : 2;
-        needs[1] = '\0';
+    /* NEEDS: one class for every layout, or (version 3) one per layout, nn,nt,tn,tt */
+    char *per[4] = {f[2], f[2], f[2], f[2]};
+    if (strchr(f[2], ',')) {
+        if (p->version < 3)
+            return fail(p, "kernel %d: NEEDS '%.40s' gives one class per layout, which version 3 reads (the file is"
+                           " version %d)", k->id, f[2], p->version);
+        int np = 0;
+        for (char *s = f[2];;) {
+            if (np == 4)
+                return fail(p, "kernel %d: NEEDS gives one class, or four (nn,nt,tn,tt) separated by commas", k->id);
+            per[np++] = s;
+            char *comma = strchr(s, ',');
+            if (!comma)
+                break;
+            *comma = '\0';
+            s = comma + 1;
+        }
+        if (np != 4)
+            return fail(p, "kernel %d: NEEDS gives one class, or four (nn,nt,tn,tt) separated by commas", k->id);
     }
-    if (int_field(p, "NEEDS", needs, 1, 4, &k->needs))
-        return -1;
-    if (k->needs == 3)
-        return fail(p, "kernel %d: NEEDS is 4, 2 or 1 (got 3)", k->id);
+    for (int l = 0; l < 4; l++)
+        if (needs_field(p, k->id, per[l], &k->needs[l], &k->needs_operand[l]))
+            return -1;
     if (int_field(p, "TILE_M", f[3], 1, 65536, &k->tile_m) || int_field(p, "TILE_N", f[4], 1, 65536, &k->tile_n) ||
         kslices_field(p, f[5], k) ||
         int_field(p, "PERSISTENT", f[6], 0, 65536, &k->persistent) || int_field(p, "BPS", f[7], 1, 1024, &k->bps) ||

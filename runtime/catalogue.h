@@ -14,15 +14,17 @@
 #include "internal.h"
 
 /* The format version written; versions 1 to this one are read (version 1's
- * kernel lines have no LAUNCHES field). */
-#define KGI_CATALOGUE_VERSION 2
+ * kernel lines have no LAUNCHES field; versions before 3 give one NEEDS for
+ * every layout). */
+#define KGI_CATALOGUE_VERSION 3
 
 /* One `kernel` line. */
 typedef struct kgi_cat_kernel {
     int id;                /* 1, 2, 3 ... (its index + 1) */
     char tmpl[64];         /* an embedded template's module name */
-    int needs;             /* alignment class the call must allow: 4, 2 or 1 */
-    int needs_operand;     /* which operands it binds: 0 both, 1 A only, 2 B only (NEEDS written 4A, 4B) */
+    int needs[4];          /* per layout (nn, nt, tn, tt): the alignment class the call must allow, 4, 2 or 1 */
+    int needs_operand[4];  /* per layout: which operands it binds: 0 both, 1 A only, 2 B only (NEEDS written
+                              4A, 4B) */
     int tile_m, tile_n;    /* the output tile of one block (or unit of a persistent grid) */
     int kslices;           /* slices of K per tile (1: no split-K) */
     int kslice_depth;      /* > 0: instead ceil(K / kslice_depth) slices (KSLICES written K/512) */
@@ -88,8 +90,15 @@ int kgi_ld_class(int ld);
 /* The catalogue's rule for its `date` (YYYY-MM-DD, a real day from 2000):
  * 0, or -1 with err saying what is wrong. */
 int kgi_catalogue_date_check(const char *s, char *err, size_t errlen);
-/* Whether kernel k's vector loads are allowed by a call's alignment. */
-int kgi_catalogue_admits(const kgi_cat_kernel *k, int align);
+/* Whether kernel k's vector loads in `layout` (0 nn .. 3 tt) are allowed by a
+ * call's alignment. */
+int kgi_catalogue_admits(const kgi_cat_kernel *k, int layout, int align);
+/* What a rendered kernel's preconditions ask of a call, as a NEEDS class:
+ * 4, 2 or 1 (a packing kernel takes any: 1), and the operand it binds
+ * (0 both, 1 A alone, 2 B alone; 0 where the class is 1). The catalogue's
+ * maker writes it per layout; runtime.catalogue checks each embedded
+ * kernel's NEEDS against it. */
+void kgi_geometry_needs(const kgi_geometry *g, int *needs, int *operand);
 /* Whether kernel j runs in `layout`: it has a time there (kg_matmul ranks
  * a kernel only in the layouts it was measured in; a configuration may be
  * invalid in the others). */

@@ -90,7 +90,7 @@ static double launch_floor(const kgi_catalogue *c, const kgi_cat_kernel *kk)
  *                     many where C's rows are not 16-byte vectors, whose
  *                     pieces are added one float at a time instead of four
  *   C's single stores M x N where C's rows are not 16-byte vectors, for a
- *                     kernel that needs 16-byte rows of A and B (below)
+ *                     matmul_warp kernel (below)
  * (millions of elements), coefficients >= 0, by least squares on the
  * relative error over the kernel's measured shapes in the layout.
  */
@@ -266,7 +266,7 @@ int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, 
     int np = 0;
     for (int j = 0; j < c->nkernels; j++) {
         const kgi_cat_kernel *kk = &c->kernels[j];
-        if (!kgi_catalogue_admits(kk, align))
+        if (!kgi_catalogue_admits(kk, layout, align))
             continue;
         /* the kernel's measured shapes in the layout; the nearest, by insertion */
         int near[KGI_PICK_NEAR], nn = 0, npts = 0;
@@ -384,7 +384,7 @@ int kgi_catalogue_rank_median(const kgi_catalogue *c, int layout, int m, int n, 
     int np = 0;
     for (int j = 0; j < c->nkernels; j++) {
         const kgi_cat_kernel *kk = &c->kernels[j];
-        if (!kgi_catalogue_admits(kk, align))
+        if (!kgi_catalogue_admits(kk, layout, align))
             continue;
         int ne = 0;
         for (int pass = 0; pass < 2 && ne == 0; pass++) /* the layout's times, else all */

@@ -411,6 +411,7 @@ function T.render(cfg, meta)
   if d.sk then -- one block per resident slot: the runtime's "P"
     grid = { { dim = "P", div = 1, mul = 1 }, { dim = "1", div = 1, mul = 1 }, { dim = "1", div = 1, mul = 1 } }
   end
+  local vectored = cfg.pack == 0 and cfg.vec > 1 and (d.A.cvec > 1 or d.B.cvec > 1)
   local result = {
     source = w:text(),
     entry = d.entry,
@@ -422,9 +423,13 @@ function T.render(cfg, meta)
       m_multiple = cfg.bounds == 1 and 1 or cfg.bm,
       n_multiple = cfg.bounds == 1 and 1 or cfg.bn,
       k_multiple = cfg.bounds == 1 and 1 or cfg.bk,
-      -- pack = 1: any lda, ldb and float-aligned pointers; the runtime packs
-      ld_multiple = cfg.pack == 1 and 1 or cfg.vec,
-      align = cfg.pack == 1 and 4 or 4 * cfg.vec,
+      -- pack = 1: any lda, ldb and float-aligned pointers; the runtime packs.
+      -- Else the operands copied in vectors (cvec > 1) bind; a transposing
+      -- copy through cp.async moves single floats, so in some layouts only
+      -- one operand binds, or none
+      ld_multiple = vectored and cfg.vec or 1,
+      align = vectored and 4 * cfg.vec or 4,
+      vector_operand = vectored and (d.A.cvec == 1 and "B" or d.B.cvec == 1 and "A") or nil,
     },
     layout = cfg.layout,
   }

@@ -40,7 +40,7 @@ expect 2 "unknown catalogue command 'bake'" catalogue bake
 check "make exits 0" test $? = 0
 cat "$tmp/m.err"
 check "make reports its choice" grep -q "8 kernels measured over 20 (layout, shape) pairs; 3 chosen" "$tmp/m.err"
-check "header: version" grep -qx "kgen-catalogue 2" "$tmp/cat.txt"
+check "header: version" grep -qx "kgen-catalogue 3" "$tmp/cat.txt"
 check "header: arch" grep -qx "arch 90" "$tmp/cat.txt"
 check "header: SMs" grep -qx "sms 132" "$tmp/cat.txt"
 check "header: device" grep -qx "device NVIDIA H200" "$tmp/cat.txt"

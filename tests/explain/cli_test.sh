@@ -126,9 +126,13 @@ check '[ $rc -eq 0 ] && has "$T/out" "4. Shared-memory bank conflicts" && grep -
 # precondition; a 4-byte one stores C one float at a time where ldc is odd
 # (and sectors show it); split-K's additions realigned to 16-byte groups;
 # pack=1 reads padded copies
-explain --template matmul_warp --layout nt --m 999 --n 999 --k 999 --arch sm_90; rc=$?
+explain --template matmul_warp --layout tn --m 999 --n 999 --k 999 --arch sm_90; rc=$?
 check '[ $rc -eq 0 ] && has "$T/out" "not available: this configuration cannot run at M=999 N=999 K=999 (lda=999 ldb=999 ldc=999): lda=999 is not a multiple of 4"' \
-    "a 16-byte configuration at 999^3: the precondition that refuses it ($(grep "not available" "$T/out" | head -1))"
+    "a 16-byte configuration at 999^3 in tn: the precondition that refuses it ($(grep "not available" "$T/out" | head -1))"
+# in nt both of its copies transpose through cp.async, as single floats: no precondition on lda or ldb
+explain --template matmul_warp --layout nt --m 999 --n 999 --k 999 --arch sm_90; rc=$?
+check '[ $rc -eq 0 ] && has "$T/out" "4. Shared-memory bank conflicts" && ! has "$T/out" "not available"' \
+    "the same configuration at 999^3 in nt: explained, no precondition refuses it ($(grep "not available" "$T/out" | head -1))"
 w4="bm=128 bn=128 bk=8 wm=64 wn=64 vec=1 stages=2 pred=1 cc=1 sk=1 red=4"
 explain --template matmul_warp --config "$w4 layout=nt" --m 1999 --n 1999 --k 1999 --arch sm_90; rc=$?
 check '[ $rc -eq 0 ] && ! has "$T/out" "not available" && grep -Eq "^   store C +4 B +128\.0 +18\.00 +4\.00" "$T/out"' \

@@ -31,6 +31,16 @@ static void rank_some(const kgi_catalogue *c, kgi_pick *p)
         }
 }
 
+/* every layout's class is 4, 2 or 1, and a class of 1 binds no operand */
+static int needs_ok(const kgi_cat_kernel *k)
+{
+    for (int l = 0; l < 4; l++)
+        if ((k->needs[l] != 1 && k->needs[l] != 2 && k->needs[l] != 4) || k->needs_operand[l] < 0 ||
+            k->needs_operand[l] > 2 || (k->needs[l] == 1 && k->needs_operand[l]))
+            return 0;
+    return 1;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     kgi_catalogue *c;
@@ -44,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     for (int j = 0; j < c->nkernels; j++) {
         const kgi_cat_kernel *k = &c->kernels[j];
-        if (k->id != j + 1 || (k->needs != 1 && k->needs != 2 && k->needs != 4) || k->tile_m < 1 || k->tile_n < 1 ||
+        if (k->id != j + 1 || !needs_ok(k) || k->tile_m < 1 || k->tile_n < 1 ||
             k->kslices < 1 || k->bps < 1)
             abort();
         kgi_config cfg; /* the configuration parses again, without layout */

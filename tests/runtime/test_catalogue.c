@@ -49,7 +49,8 @@ static void good(void)
     CHECK(strcmp(c->driver, "580.159.04") == 0 && strcmp(c->date, "2026-11-23") == 0);
     CHECK(strcmp(c->command, "scripts/build-catalogue.sh") == 0);
     CHECK(c->nkernels == 2 && c->nrows == 2);
-    CHECK(c->kernels[0].id == 1 && strcmp(c->kernels[0].tmpl, "matmul_warp") == 0 && c->kernels[0].needs == 4);
+    CHECK(c->kernels[0].id == 1 && strcmp(c->kernels[0].tmpl, "matmul_warp") == 0 && c->kernels[0].needs[0] == 4 &&
+          c->kernels[0].needs[3] == 4);
     CHECK(c->kernels[0].tile_m == 128 && c->kernels[0].tile_n == 256 && c->kernels[0].bps == 1);
     CHECK(strcmp(c->kernels[0].config, "bn=256 bk=16 wm=64 raster=8 stages=1") == 0);
     CHECK(c->kernels[1].line == 11 && c->rows[1].line == 14);
@@ -67,9 +68,9 @@ typedef struct bad {
 static const bad bads[] = {
     {"", "bad:1: empty"},
     {"# only a comment\n", "bad:2: empty"},
-    {"arch 90\n", "bad:1: expected 'kgen-catalogue 2' first"},
-    {"kgen-catalogue 3\n", "bad:1: format version 3; this kgen reads versions 1 to 2"},
-    {"kgen-catalogue 0\n", "bad:1: format version 0; this kgen reads versions 1 to 2"},
+    {"arch 90\n", "bad:1: expected 'kgen-catalogue 3' first"},
+    {"kgen-catalogue 4\n", "bad:1: format version 4; this kgen reads versions 1 to 3"},
+    {"kgen-catalogue 0\n", "bad:1: format version 0; this kgen reads versions 1 to 3"},
     {"kgen-catalogue one\n", "bad:1: version 'one' is not a whole number"},
     {"kgen-catalogue\n", "bad:1: 'kgen-catalogue' takes one version number"},
     {"kgen-catalogue 1\ncolour red\n", "bad:2: unknown key 'colour'"},
@@ -200,7 +201,10 @@ static void version2(void)
 }
 
 /* Every kernel renders for the catalogue's architecture in each layout it has times for. */
-static void renders(kg_context *ctx, const char *name, const char *text, size_t len)
+/* Every kernel of the catalogue renders in each layout it has times in; with `exact`, its NEEDS there is what
+ * the rendered kernel's preconditions ask (kgi_geometry_needs), so that kg_matmul passes over no kernel that
+ * would run and picks none the launcher refuses. */
+static void renders(kg_context *ctx, const char *name, const char *text, size_t len, int exact)
 {
     kgi_catalogue *c;
     char err[1024];
@@ -222,12 +226,62 @@ static void renders(kg_context *ctx, const char *name, const char *text, size_t 
             kg_source *src = NULL;
             CHECK_MSG(kg_render(ctx, c->kernels[j].tmpl, cfg, &src) == KG_OK, "%s: kernel %d (line %d) %s: %s", name,
                       j + 1, c->kernels[j].line, kgi_layout_name(l), kg_last_error(ctx));
+            if (src && exact) {
+                int need, op;
+                kgi_geometry_needs(&src->geo, &need, &op);
+                CHECK_MSG(need == c->kernels[j].needs[l] && op == c->kernels[j].needs_operand[l],
+                          "%s: kernel %d (line %d) in %s: NEEDS says %d%s, its preconditions ask %d%s", name, j + 1,
+                          c->kernels[j].line, kgi_layout_name(l), c->kernels[j].needs[l],
+                          c->kernels[j].needs_operand[l] == 1 ? "A" : c->kernels[j].needs_operand[l] == 2 ? "B" : "",
+                          need, op == 1 ? "A" : op == 2 ? "B" : "");
+            }
             kg_source_free(src);
             checked++;
         }
     printf("%s: sm_%d, %d kernels, %d shapes, %d kernel-layouts render\n", name, c->arch, c->nkernels, c->nrows,
            checked);
     kgi_catalogue_free(c);
+}
+
+/* Version 3: NEEDS per layout (nn,nt,tn,tt), or one class for all four. */
+static void version3(void)
+{
+#define HEADER3 "kgen-catalogue 3\narch 90\nsms 132\ndevice D\ndriver 1\ndate 2026-11-28\ncommand c\n"
+    const char *text = HEADER3 "kernel 1 matmul_warp 4B,1,4,4A 64 64 1 0 6 1 bm=64 bn=64 vec=4 stages=3\n"
+                               "kernel 2 matmul_warp 4 64 64 1 0 6 1 bm=64 bn=64 vec=4 stages=1\n"
+                               "time nt 63 61 59 10 -\n";
+    kgi_catalogue *c = parse_ok(text, "v3");
+    if (c) {
+        const kgi_cat_kernel *k = &c->kernels[0];
+        CHECK(k->needs[0] == 4 && k->needs_operand[0] == 2 && k->needs[1] == 1 && k->needs_operand[1] == 0);
+        CHECK(k->needs[2] == 4 && k->needs_operand[2] == 0 && k->needs[3] == 4 && k->needs_operand[3] == 1);
+        CHECK(c->kernels[1].needs[1] == 4 && c->kernels[1].needs_operand[1] == 0);
+        /* an odd nt call: kernel 1 alone may run */
+        CHECK(kgi_catalogue_admits(k, 1, 1) && !kgi_catalogue_admits(&c->kernels[1], 1, 1));
+        kgi_catalogue_free(c);
+    }
+    static const bad v3bads[] = {
+        {"4B,1,4", "v3:8: kernel 1: NEEDS gives one class, or four (nn,nt,tn,tt) separated by commas"},
+        {"4B,1,4,4A,4", "v3:8: kernel 1: NEEDS gives one class, or four (nn,nt,tn,tt) separated by commas"},
+        {"4B,1,,4A", "v3:8: NEEDS '' is not a whole number"},
+        {"4B,1,3,4A", "v3:8: kernel 1: NEEDS is 4, 2 or 1 (got 3)"},
+        {"4B,1A,4,4", "v3:8: kernel 1: NEEDS 1 binds no operand (got 1A)"},
+        {"4C,1,4,4", "v3:8: NEEDS '4C' is not a whole number"},
+    };
+    for (size_t i = 0; i < sizeof v3bads / sizeof *v3bads; i++) {
+        char t[512], err[512] = "";
+        snprintf(t, sizeof t, HEADER3 "kernel 1 matmul %s 32 32 1 0 4 1 bm=32\ntime nn 64 64 64 1\n", v3bads[i].text);
+        c = (kgi_catalogue *)1;
+        int rc = kgi_catalogue_parse(t, strlen(t), "v3", &c, err, sizeof err);
+        CHECK_MSG(rc != 0 && c == NULL, "v3 case %zu parsed", i);
+        CHECK_MSG(strstr(err, v3bads[i].want) == err, "v3 case %zu: got '%s', want '%s...'", i, err, v3bads[i].want);
+    }
+    /* a version 2 file gives one class */
+    const char *v2 = HEADER2 "kernel 1 matmul 4B,1,4,4A 32 32 1 0 4 1 bm=32\ntime nn 64 64 64 1\n";
+    char err[512] = "";
+    CHECK(kgi_catalogue_parse(v2, strlen(v2), "v2", &c, err, sizeof err) != 0 &&
+          strstr(err, "v2:8: kernel 1: NEEDS '4B,1,4,4A' gives one class per layout, which version 3 reads") == err);
+#undef HEADER3
 }
 
 static char *slurp(const char *path, size_t *len)
@@ -251,11 +305,17 @@ static char *slurp(const char *path, size_t *len)
 /* NEEDS with an operand: the kernel's vector loads bind only that operand's alignment. */
 static void operand_needs(void)
 {
-    kgi_cat_kernel both = {.needs = 4}, a_only = {.needs = 4, .needs_operand = 1}, b_only = {.needs = 4, .needs_operand = 2};
-    CHECK(kgi_catalogue_admits(&both, 4) && kgi_catalogue_admits(&both, KGI_ALIGN(4, 4, 4)));
-    CHECK(!kgi_catalogue_admits(&both, KGI_ALIGN(1, 4, 4)) && !kgi_catalogue_admits(&both, KGI_ALIGN(4, 2, 4)));
-    CHECK(kgi_catalogue_admits(&b_only, KGI_ALIGN(1, 4, 4)) && !kgi_catalogue_admits(&b_only, KGI_ALIGN(4, 1, 4)));
-    CHECK(kgi_catalogue_admits(&a_only, KGI_ALIGN(4, 1, 4)) && !kgi_catalogue_admits(&a_only, KGI_ALIGN(2, 4, 4)));
+    kgi_cat_kernel both = {.needs = {4, 4, 4, 4}}, a_only = {.needs = {4, 4, 4, 4}, .needs_operand = {1, 1, 1, 1}},
+                   b_only = {.needs = {4, 4, 4, 4}, .needs_operand = {2, 2, 2, 2}};
+    CHECK(kgi_catalogue_admits(&both, 0, 4) && kgi_catalogue_admits(&both, 0, KGI_ALIGN(4, 4, 4)));
+    CHECK(!kgi_catalogue_admits(&both, 0, KGI_ALIGN(1, 4, 4)) && !kgi_catalogue_admits(&both, 0, KGI_ALIGN(4, 2, 4)));
+    CHECK(kgi_catalogue_admits(&b_only, 0, KGI_ALIGN(1, 4, 4)) && !kgi_catalogue_admits(&b_only, 0, KGI_ALIGN(4, 1, 4)));
+    CHECK(kgi_catalogue_admits(&a_only, 0, KGI_ALIGN(4, 1, 4)) && !kgi_catalogue_admits(&a_only, 0, KGI_ALIGN(2, 4, 4)));
+    /* per layout (version 3): B alone in nn, nothing in nt, both in tn, A alone in tt */
+    kgi_cat_kernel per = {.needs = {4, 1, 4, 4}, .needs_operand = {2, 0, 0, 1}};
+    CHECK(kgi_catalogue_admits(&per, 0, KGI_ALIGN(1, 4, 1)) && !kgi_catalogue_admits(&per, 0, KGI_ALIGN(4, 1, 4)));
+    CHECK(kgi_catalogue_admits(&per, 1, KGI_ALIGN(1, 1, 1)) && !kgi_catalogue_admits(&per, 2, KGI_ALIGN(4, 2, 4)));
+    CHECK(kgi_catalogue_admits(&per, 3, KGI_ALIGN(4, 1, 1)) && !kgi_catalogue_admits(&per, 3, KGI_ALIGN(1, 4, 4)));
     /* M = 1 in tn: lda = 1 allows no vectors, ldb = N = 4096 does */
     CHECK(kgi_natural_align(2, 1, 4096, 4096) == KGI_ALIGN(1, 4, 4));
     CHECK(kgi_natural_align(0, 64, 64, 64) == KGI_ALIGN(4, 4, 4) && KGI_ALIGN_B(KGI_ALIGN(4, 4, 4)) == 4);
@@ -264,7 +324,7 @@ static void operand_needs(void)
     CHECK(KGI_ALIGN_C(KGI_ALIGN(4, 4, 2)) == 2 && KGI_ALIGN_C(2) == 2 && KGI_ALIGN_B(KGI_ALIGN(4, 1, 4)) == 1);
     CHECK(kgi_ld_class(8) == 4 && kgi_ld_class(6) == 2 && kgi_ld_class(7) == 1 && kgi_ld_class(1) == 1);
     /* C's class does not decide what may run */
-    CHECK(kgi_catalogue_admits(&both, KGI_ALIGN(4, 4, 1)) && !kgi_catalogue_admits(&both, KGI_ALIGN(4, 1, 4)));
+    CHECK(kgi_catalogue_admits(&both, 0, KGI_ALIGN(4, 4, 1)) && !kgi_catalogue_admits(&both, 0, KGI_ALIGN(4, 1, 4)));
     kgi_catalogue *c;
     char err[512];
     const char *text = "kgen-catalogue 1\narch 90\nsms 132\ndevice X\ndriver 1\ndate 2026-11-23\ncommand c\n"
@@ -272,7 +332,7 @@ static void operand_needs(void)
                        "time nn 64 64 64 1.5 2.5\n";
     CHECK_MSG(kgi_catalogue_parse(text, strlen(text), "op", &c, err, sizeof err) == 0, "%s", err);
     if (c) {
-        CHECK(c->kernels[0].needs == 4 && c->kernels[0].needs_operand == 2);
+        CHECK(c->kernels[0].needs[1] == 4 && c->kernels[0].needs_operand[1] == 2 && c->kernels[1].needs[2] == 1);
         /* K/512: as many slices as K needs */
         CHECK(c->kernels[1].kslice_depth == 512 && kgi_kernel_slices(&c->kernels[1], 100) == 1 &&
               kgi_kernel_slices(&c->kernels[1], 1025) == 3 && kgi_kernel_slices(&c->kernels[0], 1025) == 1);
@@ -286,12 +346,13 @@ int main(int argc, char **argv)
     operand_needs();
     bad_lines();
     version2();
+    version3();
     kg_context *ctx;
     CHECK(kg_context_open(&ctx, KG_DEVICE_NONE) == KG_OK);
     int embedded = 0;
     for (const kgi_embedded *e = kgi_embedded_catalogues; e->module; e++, embedded++) {
         CHECK_MSG(strncmp(e->module, "sm_", 3) == 0, "%s", e->path);
-        renders(ctx, e->path, e->text, e->len);
+        renders(ctx, e->path, e->text, e->len, 1);
     }
     printf("%d embedded catalogues\n", embedded);
     for (int i = 1; i < argc; i++) {
@@ -299,7 +360,7 @@ int main(int argc, char **argv)
         char *text = slurp(argv[i], &len);
         CHECK_MSG(text != NULL, "cannot read %s", argv[i]);
         if (text)
-            renders(ctx, argv[i], text, len);
+            renders(ctx, argv[i], text, len, 0);
         free(text);
     }
     kg_context_close(ctx);

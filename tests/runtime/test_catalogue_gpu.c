@@ -137,7 +137,7 @@ int main(int argc, char **argv)
                                  p.ldb, b0 ? 0.0 : GP_BETA);
                         if (e < 0) {
                             /* refused: only where kg_matmul would not pick it */
-                            int fair = !kgi_catalogue_admits(&c->kernels[j], align) || strstr(why, "exceeds");
+                            int fair = !kgi_catalogue_admits(&c->kernels[j], l, align) || strstr(why, "exceeds");
                             CHECK_MSG(fair, "%s: refused: %s", what, why);
                             refused++;
                             break;

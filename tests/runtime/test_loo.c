@@ -69,7 +69,7 @@ static void loo(const char *name, const char *text, size_t len)
         double best = 0;
         for (int j = 0; j < c->nkernels; j++) {
             double t = kgi_catalogue_time(c, r, j);
-            if (kgi_catalogue_admits(&c->kernels[j], align) && t > 0 && (best == 0 || t < best))
+            if (kgi_catalogue_admits(&c->kernels[j], row->layout, align) && t > 0 && (best == 0 || t < best))
                 best = t;
         }
         int np = kgi_catalogue_rank(c, row->layout, row->m, row->n, row->k, align, c->sms, r, p, c->nkernels);

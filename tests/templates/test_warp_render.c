@@ -187,6 +187,45 @@ static void check_accesses(kg_context *ctx, const char *config, int m, int n, in
     CHECK_MSG(w.entries >= 6 && w.touched > 0, "%s: accesses() listed %d entries", config, w.entries);
 }
 
+/* What the launcher is told to refuse follows which copies read global memory in vectors: a transposing copy
+ * through cp.async moves single floats, so with stages >= 2 an operand whose layout and shared arrangement
+ * disagree binds nothing (vector_operand names the one that binds, or neither binds at all). want[l]: for
+ * nn, nt, tn, tt, 'A', 'B', '2' both or '-' none. */
+static void vector_operands(kg_context *ctx)
+{
+    static const struct { const char *config; unsigned vec; const char *want; } cases[] = {
+        {"vec=4 stages=3 at=1 bt=0", 4, "B-2A"},
+        {"vec=4 stages=3 at=0 bt=1", 4, "A2-B"},
+        {"vec=2 stages=2 at=1 bt=0", 2, "B-2A"},
+        {"vec=4 stages=1 at=1 bt=0", 4, "2222"},
+        {"vec=4 stages=1 ba=1 at=1 bt=0", 4, "2A2A"},
+        {"vec=1 stages=3 at=1 bt=0", 1, "----"},
+        {"vec=4 pack=1 stages=3 at=1 bt=0", 4, "----"},
+    };
+    static const char *const layouts[] = {"nn", "nt", "tn", "tt"};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        for (int l = 0; l < 4; l++) {
+            char cfg[160];
+            snprintf(cfg, sizeof cfg, "%s layout=%s", cases[i].config, layouts[l]);
+            kg_source *src = NULL;
+            CHECK_MSG(kg_render(ctx, "matmul_warp", cfg, &src) == KG_OK, "%s: %s", cfg, kg_last_error(ctx));
+            if (!src)
+                continue;
+            const kgi_geometry *g = &src->geo;
+            char w = cases[i].want[l];
+            int none = g->ld_multiple == 1 && g->align == 4;
+            char got = none ? '-' : g->vec_operands == 1 ? 'A' : g->vec_operands == 2 ? 'B' : '2';
+            CHECK_MSG(got == w, "%s: binds %c, want %c (ld_multiple %u, align %u)", cfg, got, w, g->ld_multiple,
+                      g->align);
+            CHECK_MSG(none || (g->ld_multiple == cases[i].vec && g->align == 4 * cases[i].vec),
+                      "%s: ld_multiple %u, align %u for vec=%u", cfg, g->ld_multiple, g->align, cases[i].vec);
+            /* a transposing copy through cp.async: single floats in the source */
+            if (strstr(cases[i].config, "stages=3") && w != '2' && w != '-')
+                CHECK_MSG(strstr(src->text, "kgen_cp_async4("), "%s: no single-float cp.async", cfg);
+            kg_source_free(src);
+        }
+}
+
 int main(void)
 {
     kg_context *ctx;
@@ -320,6 +359,7 @@ int main(void)
     CHECK(kg_render(ctx, "matmul_warp", "stages=1", &s) == KG_OK);
     kg_source_free(s);
     CHECK(kg_set_arch(ctx, 90) == KG_OK);
+    vector_operands(ctx);
     check_accesses(ctx, "", 127, 129, 131);
     check_accesses(ctx, "layout=tt at=0 bt=1 stages=1 vec=4", 132, 260, 36);
     check_accesses(ctx, "bm=64 bn=64 bk=16 wm=32 wn=32 vec=1 stages=3 splitk=3 layout=nt", 65, 33, 70);
