@@ -158,14 +158,14 @@ static int as_launched(kgc_explain *x)
     int packed = kgi_packed_operands(&x->geo, &g);
     kgc_shape *s = &x->acc_shape;
     if (packed & 1)
-        s->lda = ((x->res.layout[0] == 't' ? s->m : s->k) + 3) / 4 * 4;
+        s->lda = kgi_packed_ld(&x->geo, (int)(x->res.layout[0] == 't' ? s->m : s->k));
     if (packed & 2)
-        s->ldb = ((x->res.layout[1] == 't' ? s->k : s->n) + 3) / 4 * 4;
+        s->ldb = kgi_packed_ld(&x->geo, (int)(x->res.layout[1] == 't' ? s->k : s->n));
     if (packed)
         snprintf(x->shape_note, sizeof x->shape_note,
-                 "pack=1: the launcher first copies %s into a workspace with rows padded to multiples of 4 floats; "
+                 "pack=1: the launcher first copies %s into a workspace with rows padded to multiples of %u floats; "
                  "the accesses are the kernel's on the copies, lda=%lld ldb=%lld",
-                 packed == 3 ? "A and B" : packed == 1 ? "A" : "B", s->lda, s->ldb);
+                 packed == 3 ? "A and B" : packed == 1 ? "A" : "B", x->geo.pack_multiple, s->lda, s->ldb);
     return 1;
 }
 

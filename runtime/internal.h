@@ -197,6 +197,10 @@ int kgi_geometry_admits(const kgi_geometry *geo, const kg_gemm *g, char *why, si
 /* For a kernel with packing (geo->pack_multiple): which operands a launch
  * on `g` packs, 1 (A) | 2 (B); 0 when the kernel reads both as given. */
 int kgi_packed_operands(const kgi_geometry *geo, const kg_gemm *g);
+/* The leading dimension of a packed copy of an operand whose rows are
+ * `cols` floats long: cols rounded up to geo->pack_multiple (cols at most
+ * KGI_MAX_DIM, so it fits an int). */
+int kgi_packed_ld(const kgi_geometry *geo, int cols);
 
 /* ------------------------------------------------------------ NVRTC */
 

@@ -509,6 +509,12 @@ int kgi_packed_operands(const kgi_geometry *geo, const kg_gemm *g)
     return needs_pack(g->a, g->lda, at ? g->m : g->k, at) | needs_pack(g->b, g->ldb, bt ? g->k : g->n, !bt) << 1;
 }
 
+int kgi_packed_ld(const kgi_geometry *geo, int cols)
+{
+    int m = geo->pack_multiple > 1 ? (int)geo->pack_multiple : 1;
+    return (cols + m - 1) / m * m;
+}
+
 /* Copies the operands that need it (kgi_packed_operands) into a workspace on
  * `stream`, rows padded with zeros to multiples of 4 floats, and points
  * `pg` (a copy of g) at them; *ws: the workspace to free after the launch
@@ -525,7 +531,7 @@ static kg_status pack_operands(kg_context *ctx, const kg_kernel *k, const kg_gem
     if (!pa && !pb)
         return KG_OK;
     /* cols <= KGI_MAX_DIM (kgi_basics_ok), so the rounded-up ld fits an int */
-    int ldap = (a_cols + 3) / 4 * 4, ldbp = (b_cols + 3) / 4 * 4;
+    int ldap = kgi_packed_ld(&k->geo, a_cols), ldbp = kgi_packed_ld(&k->geo, b_cols);
     size_t abytes = pa ? (size_t)a_rows * (size_t)ldap * 4 : 0, bbytes = pb ? (size_t)b_rows * (size_t)ldbp * 4 : 0;
     kg_status st = kgi_workspace_alloc(ctx, abytes + bbytes, stream, ws);
     if (st != KG_OK)
