@@ -54,6 +54,58 @@ static void *grow(void *p, int *cap, int n, size_t size)
     return q;
 }
 
+/* The index of kernel (tmpl, cfg) among c's, added with the given figures when new (threads and occupancy from
+ * an export's row; bps > 0 from a catalogue's line); -1 out of memory. */
+static int kernel_index(collect *c, const char *tmpl, const char *cfg, int threads, double occupancy, int bps)
+{
+    for (int i = 0; i < c->nk; i++)
+        if (strcmp(c->k[i].tmpl, tmpl) == 0 && strcmp(c->k[i].config, cfg) == 0)
+            return i;
+    kern *k = grow(c->k, &c->kcap, c->nk, sizeof *k);
+    if (!k)
+        return -1;
+    c->k = k;
+    if (!(k[c->nk].config = strdup(cfg)))
+        return -1;
+    snprintf(k[c->nk].tmpl, sizeof k[c->nk].tmpl, "%s", tmpl);
+    k[c->nk].threads = threads, k[c->nk].occupancy = occupancy, k[c->nk].bps = bps;
+    return c->nk++;
+}
+
+/* Kernel ki's time `us` at pair `want` in pass `pass`, the pair added when new. 0, or -1 out of memory. */
+static int add_measurement(collect *c, int ki, pair want, double us, int pass)
+{
+    int pi = -1;
+    for (int i = c->np - 1; i >= 0 && pi < 0; i--)
+        if (c->p[i].layout == want.layout && c->p[i].m == want.m && c->p[i].n == want.n && c->p[i].k == want.k)
+            pi = i;
+    if (pi < 0) {
+        pair *p = grow(c->p, &c->pcap, c->np, sizeof *p);
+        if (!p)
+            return -1;
+        c->p = p;
+        p[c->np] = want;
+        pi = c->np++;
+    }
+    struct meas *m = grow(c->m, &c->mcap, c->nm, sizeof *m);
+    if (!m)
+        return -1;
+    c->m = m;
+    pair *mp = grow(c->mp, &c->mpcap, c->nm, sizeof *mp);
+    if (!mp)
+        return -1;
+    c->mp = mp;
+    mp[c->nm] = c->p[pi];
+    m[c->nm++] = (struct meas){ki, us, pass};
+    return 0;
+}
+
+static void out_of_memory(collect *c)
+{
+    c->failed = 1;
+    snprintf(c->err, sizeof c->err, "out of memory");
+}
+
 static void on_row(void *ud, const kgi_dbkey *key, const kgi_result *res)
 {
     collect *c = ud;
@@ -77,46 +129,9 @@ static void on_row(void *ud, const kgi_dbkey *key, const kgi_result *res)
         c->failed = 1;
         return;
     }
-    int ki = -1;
-    for (int i = 0; i < c->nk && ki < 0; i++)
-        if (strcmp(c->k[i].tmpl, key->tmpl) == 0 && strcmp(c->k[i].config, cfg) == 0)
-            ki = i;
-    if (ki < 0) {
-        kern *k = grow(c->k, &c->kcap, c->nk, sizeof *k);
-        if (k)
-            c->k = k;
-        if (!k || !(k[c->nk].config = strdup(cfg)))
-            goto oom;
-        snprintf(k[c->nk].tmpl, sizeof k[c->nk].tmpl, "%s", key->tmpl);
-        k[c->nk].threads = res->threads, k[c->nk].occupancy = res->occupancy, k[c->nk].bps = 0;
-        ki = c->nk++;
-    }
-    int pi = -1;
-    for (int i = c->np - 1; i >= 0 && pi < 0; i--)
-        if (c->p[i].layout == li && c->p[i].m == key->m && c->p[i].n == key->n && c->p[i].k == key->k)
-            pi = i;
-    if (pi < 0) {
-        pair *p = grow(c->p, &c->pcap, c->np, sizeof *p);
-        if (!p)
-            goto oom;
-        c->p = p;
-        p[c->np] = (pair){li, key->m, key->n, key->k};
-        pi = c->np++;
-    }
-    struct meas *m = grow(c->m, &c->mcap, c->nm, sizeof *m);
-    if (!m)
-        goto oom;
-    c->m = m;
-    pair *mp = grow(c->mp, &c->mpcap, c->nm, sizeof *mp);
-    if (!mp)
-        goto oom;
-    c->mp = mp;
-    mp[c->nm] = c->p[pi];
-    m[c->nm++] = (struct meas){ki, res->time_ms * 1000.0, c->pass};
-    return;
-oom:
-    c->failed = 1;
-    snprintf(c->err, sizeof c->err, "out of memory");
+    int ki = kernel_index(c, key->tmpl, cfg, res->threads, res->occupancy, 0);
+    if (ki < 0 || add_measurement(c, ki, (pair){li, key->m, key->n, key->k}, res->time_ms * 1000.0, c->pass) != 0)
+        out_of_memory(c);
 }
 
 /* The kernels and times of an earlier catalogue (opts.measured) as measurements of pass `pass`, after the
@@ -129,56 +144,22 @@ static void from_catalogue(collect *c, const kgi_catalogue *cat, const char *pat
                  path, cat->device, cat->arch, cat->sms, c->seen_device, c->cc, c->sm_count);
         return;
     }
-    for (int j = 0; j < cat->nkernels && !c->failed; j++) {
+    for (int j = 0; j < cat->nkernels; j++) {
         const kgi_cat_kernel *kk = &cat->kernels[j];
-        int ki = -1;
-        for (int i = 0; i < c->nk && ki < 0; i++)
-            if (strcmp(c->k[i].tmpl, kk->tmpl) == 0 && strcmp(c->k[i].config, kk->config) == 0)
-                ki = i;
+        int ki = kernel_index(c, kk->tmpl, kk->config, 0, 0, kk->bps);
         if (ki < 0) {
-            kern *k = grow(c->k, &c->kcap, c->nk, sizeof *k);
-            if (k)
-                c->k = k;
-            if (!k || !(k[c->nk].config = strdup(kk->config)))
-                goto oom;
-            snprintf(k[c->nk].tmpl, sizeof k[c->nk].tmpl, "%s", kk->tmpl);
-            k[c->nk].threads = 0, k[c->nk].occupancy = 0, k[c->nk].bps = kk->bps;
-            ki = c->nk++;
+            out_of_memory(c);
+            return;
         }
         for (int r = 0; r < cat->nrows; r++) {
-            double us = kgi_catalogue_time(cat, r, j);
-            if (!(us > 0))
-                continue;
             const kgi_cat_row *row = &cat->rows[r];
-            pair want = {row->layout, row->m, row->n, row->k};
-            int pi = -1;
-            for (int i = c->np - 1; i >= 0 && pi < 0; i--)
-                if (!memcmp(&c->p[i], &want, sizeof want))
-                    pi = i;
-            if (pi < 0) {
-                pair *p = grow(c->p, &c->pcap, c->np, sizeof *p);
-                if (!p)
-                    goto oom;
-                c->p = p;
-                p[c->np] = want;
-                pi = c->np++;
+            double us = kgi_catalogue_time(cat, r, j);
+            if (us > 0 && add_measurement(c, ki, (pair){row->layout, row->m, row->n, row->k}, us, pass) != 0) {
+                out_of_memory(c);
+                return;
             }
-            struct meas *m = grow(c->m, &c->mcap, c->nm, sizeof *m);
-            if (!m)
-                goto oom;
-            c->m = m;
-            pair *mp = grow(c->mp, &c->mpcap, c->nm, sizeof *mp);
-            if (!mp)
-                goto oom;
-            c->mp = mp;
-            mp[c->nm] = want;
-            m[c->nm++] = (struct meas){ki, us, pass};
         }
     }
-    return;
-oom:
-    c->failed = 1;
-    snprintf(c->err, sizeof c->err, "out of memory");
 }
 
 static int cmp_double(const void *a, const void *b)
