@@ -193,31 +193,28 @@ static kg_status describe(kgi_host *h, const kgi_limits *lim, const kern *k, cha
 {
     /* NEEDS per layout: a transposing copy through cp.async moves single floats, so which operands the
      * vector loads bind depends on the layout. One class where all four agree; a layout the kernel does not
-     * render in (it is not measured there) takes nn's */
-    char per[4][8];
+     * render in (it is not measured there) takes nn's. nn's source and text serve the rest */
+    char per[4][8], text[2304], other[2304];
     kg_source *src = NULL;
-    char text[2304];
-    kg_status st;
-    for (int l = 3; l >= 0; l--) { /* nn last: its source and text serve the rest */
-        snprintf(text, sizeof text, "%s layout=%s", k->config, kgi_layout_name(l));
-        st = kgi_host_render(h, k->tmpl, text, lim, &src, err, errlen);
-        if (st != KG_OK && l == 0)
-            return st;
-        if (st != KG_OK) {
-            per[l][0] = '\0';
-            continue;
+    snprintf(text, sizeof text, "%s layout=nn", k->config);
+    kg_status st = kgi_host_render(h, k->tmpl, text, lim, &src, err, errlen);
+    if (st != KG_OK)
+        return st;
+    for (int l = 0; l < 4; l++) {
+        kg_source *s = src;
+        if (l > 0) {
+            snprintf(other, sizeof other, "%s layout=%s", k->config, kgi_layout_name(l));
+            if (kgi_host_render(h, k->tmpl, other, lim, &s, err, errlen) != KG_OK) {
+                memcpy(per[l], per[0], sizeof per[l]);
+                continue;
+            }
         }
         int need, op;
-        kgi_geometry_needs(&src->geo, &need, &op);
+        kgi_geometry_needs(&s->geo, &need, &op);
         snprintf(per[l], sizeof per[l], "%d%s", need, op == 1 ? "A" : op == 2 ? "B" : "");
-        if (l > 0) {
-            kg_source_free(src);
-            src = NULL;
-        }
+        if (s != src)
+            kg_source_free(s);
     }
-    for (int l = 1; l < 4; l++)
-        if (!per[l][0])
-            memcpy(per[l], per[0], sizeof per[l]);
     if (!strcmp(per[0], per[1]) && !strcmp(per[0], per[2]) && !strcmp(per[0], per[3]))
         snprintf(needs, KLINE_NEEDS, "%.3s", per[0]);
     else
@@ -267,8 +264,8 @@ static void write_catalogue(FILE *f, const collect *c, const kline *kl, const do
                 " shape)\n# pairs by `kgen tune --configs` on %s. kg_matmul's choice from them, each shape left out"
                 " of its\n# own prediction: %.3f of the fastest of them on geometric mean, %.2f at worst (%s).\n"
                 "# Rebuild: see catalogue/README.md.\n",
-                c->cc, n, o->keep_path, o->measured ? "with new measurements" : "measured again", c->np, c->seen_device, rep->loo_geomean, rep->loo_worst,
-                rep->loo_worst_pair[0] ? rep->loo_worst_pair : "none");
+                c->cc, n, o->keep_path, o->measured ? "with new measurements" : "measured again", c->np,
+                c->seen_device, rep->loo_geomean, rep->loo_worst, rep->loo_worst_pair[0] ? rep->loo_worst_pair : "none");
     else if (rep)
         fprintf(f,
                 "# kgen kernel catalogue for sm_%d: %d kernels chosen from %d measured, each timed over %d (layout,"

@@ -339,23 +339,17 @@ static int kernel_line(parser *p, char *rest)
     snprintf(k->tmpl, sizeof k->tmpl, "%s", f[1]);
     /* NEEDS: one class for every layout, or (version 3) one per layout, nn,nt,tn,tt */
     char *per[4] = {f[2], f[2], f[2], f[2]};
-    if (strchr(f[2], ',')) {
-        if (p->version < 3)
-            return fail(p, "kernel %d: NEEDS '%.40s' gives one class per layout, which version 3 reads (the file is"
-                           " version %d)", k->id, f[2], p->version);
-        int np = 0;
-        for (char *s = f[2];;) {
-            if (np == 4)
-                return fail(p, "kernel %d: NEEDS gives one class, or four (nn,nt,tn,tt) separated by commas", k->id);
-            per[np++] = s;
-            char *comma = strchr(s, ',');
-            if (!comma)
-                break;
-            *comma = '\0';
-            s = comma + 1;
-        }
-        if (np != 4)
-            return fail(p, "kernel %d: NEEDS gives one class, or four (nn,nt,tn,tt) separated by commas", k->id);
+    int commas = 0;
+    for (const char *s = f[2]; *s; s++)
+        commas += *s == ',';
+    if (commas && p->version < 3)
+        return fail(p, "kernel %d: NEEDS '%.40s' gives one class per layout, which version 3 reads (the file is"
+                       " version %d)", k->id, f[2], p->version);
+    if (commas && commas != 3)
+        return fail(p, "kernel %d: NEEDS gives one class, or four (nn,nt,tn,tt) separated by commas", k->id);
+    for (int l = 1; commas && l < 4; l++) {
+        per[l] = strchr(per[l - 1], ',');
+        *per[l]++ = '\0';
     }
     for (int l = 0; l < 4; l++)
         if (needs_field(p, k->id, per[l], &k->needs[l], &k->needs_operand[l]))

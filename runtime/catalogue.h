@@ -125,6 +125,10 @@ kg_status kgi_catalogue_nearest(kg_context *ctx, int arch, const kgi_catalogue *
 
 /* ------------------------------------------------------------ the model (pick.c) */
 
+/* The host's floor under kernel kk's predictions: LAUNCHES times the
+ * catalogue's fastest call of one launch (launch_us); 0 where unknown. */
+double kgi_launch_floor(const kgi_catalogue *c, const kgi_cat_kernel *kk);
+
 #define KGI_PICK_NEAR 4    /* measured points a prediction comes from */
 
 /* One candidate for a call, as kgi_catalogue_rank orders them. */

@@ -295,7 +295,7 @@ static kg_status from_catalogue(kg_context *ctx, const kgi_catalogue *c, int med
         snprintf(tmpl, tmpl_len, "%s", kk->tmpl);
         snprintf(why, why_len, "%s: %s, predicted %.4g us (%.3g waves on %d SMs)", cat, kd, p->predicted_us,
                  p->waves, sms);
-        if (p->predicted_us > p->model_us && kk->launches > 0 && p->predicted_us == kk->launches * c->launch_us)
+        if (p->predicted_us > p->model_us && kk->launches > 0 && p->predicted_us == kgi_launch_floor(c, kk))
             note(why, why_len, " (the host's floor for %d launch%s of %.4g us; its model says %.4g)", kk->launches,
                  kk->launches > 1 ? "es" : "", c->launch_us, p->model_us);
         if (median)

@@ -14,7 +14,7 @@
  * call's shape, shrunk toward the model. A measured shape is its measured
  * time. No prediction is under what streaming A, B and C at the fastest
  * rate measured takes, nor under the host's cost of the kernel's launches
- * (launch_floor()).
+ * (kgi_launch_floor()).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -71,7 +71,7 @@ static double sq(double x) { return x * x; }
  * launch, the second launch decides. 0 where the catalogue does not say
  * (version 1) or measured no kernel of one launch.
  */
-static double launch_floor(const kgi_catalogue *c, const kgi_cat_kernel *kk)
+double kgi_launch_floor(const kgi_catalogue *c, const kgi_cat_kernel *kk)
 {
     return kk->launches > 0 ? kk->launches * c->launch_us : 0;
 }
@@ -356,8 +356,8 @@ int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, 
             if (p->predicted_us < bytes / c->bytes_per_us)
                 p->predicted_us = bytes / c->bytes_per_us;
         }
-        if (p->predicted_us < launch_floor(c, kk))
-            p->predicted_us = launch_floor(c, kk);
+        if (p->predicted_us < kgi_launch_floor(c, kk))
+            p->predicted_us = kgi_launch_floor(c, kk);
     }
     free(xs);
     free(ts);
@@ -402,8 +402,8 @@ int kgi_catalogue_rank_median(const kgi_catalogue *c, int layout, int m, int n, 
         p->kernel = j;
         p->predicted_us = med * work_of(kk, m, n, k, sms, &p->waves);
         p->model_us = p->predicted_us;
-        if (p->predicted_us < launch_floor(c, kk))
-            p->predicted_us = launch_floor(c, kk);
+        if (p->predicted_us < kgi_launch_floor(c, kk))
+            p->predicted_us = kgi_launch_floor(c, kk);
     }
     free(e);
     return finish(picks, np, out, max);

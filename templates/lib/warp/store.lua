@@ -116,10 +116,13 @@ function M.emit(w, cfg, d, atomic, cv)
   -- atomics were most of the time (a 64-slice kernel 2.4x faster at 999^3).
   -- Stream-K adds only its shared tiles, and the path's registers cost the
   -- main loop more than it saved (128x128 tiles, nn: 3-5 % slower at odd
-  -- squares of 2000-5000). 16-byte-copy kernels (chosen where A's and B's
-  -- rows are 16-byte granular; C's may not be) stay as they were: 2 %
+  -- squares of 2000-5000). 16-byte-copy kernels stay as they were: 2 %
   -- slower at aligned shapes with it. Measured on an H100 and an H200
-  -- (docs/performance.md).
+  -- (docs/performance.md). Those were chosen only where A's and B's rows
+  -- are 16-byte granular; since row 84 a vec=4 kernel whose copies of an
+  -- operand transpose through cp.async also runs where that operand's rows
+  -- are not (nt at any shape), and there its atomics into an odd C are
+  -- single: not measured with this path.
   local realign = atomic and cv == 4 and cfg.vec < 4 and cfg.splitk > 1
   if realign then
     w:open("if (!c_vec)")
