@@ -325,10 +325,10 @@ void kgi_pool_stats(kgi_pool *p, int *compiled, int *from_cache, double *compile
 
 void kgi_pool_stop(kgi_pool *p) { kgi_pool_stop_within(p, -1); }
 
-void kgi_pool_stop_within(kgi_pool *p, double seconds)
+int kgi_pool_stop_within(kgi_pool *p, double seconds)
 {
     if (!p)
-        return;
+        return 0;
     if (p->nthreads > 0 && seconds >= 0) {
         pthread_mutex_lock(&p->mu);
         p->stopping = 1;
@@ -348,7 +348,7 @@ void kgi_pool_stop_within(kgi_pool *p, double seconds)
                 left++;
             }
         if (left)
-            return; /* they still use the pool: it stays, for the process's last moments */
+            return left; /* they still use the pool: it stays, for the process's last moments */
         p->nthreads = 0;
         pthread_mutex_destroy(&p->mu);
         pthread_cond_destroy(&p->work);
@@ -373,4 +373,5 @@ void kgi_pool_stop_within(kgi_pool *p, double seconds)
     free(p->gen);
     free(p->path);
     free(p);
+    return 0;
 }

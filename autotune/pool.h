@@ -74,8 +74,9 @@ void kgi_pool_stop(kgi_pool *p);
  * as long as it takes) for the compiles in flight; threads still compiling
  * then are detached and the pool is left to them (a stopped run's process
  * is about to end). They hold copies of what they compile and no longer
- * write to the notify pipe. */
-void kgi_pool_stop_within(kgi_pool *p, double seconds);
+ * write to the notify pipe. Returns how many were left so (0: the pool is
+ * freed). */
+int kgi_pool_stop_within(kgi_pool *p, double seconds);
 
 /* The post-compile rules alone (registers, spills, occupancy) for a
  * compiled candidate: fills c->occ and, when one applies, c->prune and

@@ -480,7 +480,7 @@ done:
     if (t.pool) {
         kgi_pool_stats(t.pool, &rep->compiled, &rep->compiled_from_cache, &rep->compile_ms);
         /* stopped: a compile in flight may take seconds; do not wait for it */
-        kgi_pool_stop_within(t.pool, rep->interrupted || rep->timed_out ? 0.2 : -1);
+        rep->compiles_left = kgi_pool_stop_within(t.pool, rep->interrupted || rep->timed_out ? 0.2 : -1);
     }
     for (int i = 0; i < t.nworkers; i++) {
         if (rep->interrupted)

@@ -140,6 +140,12 @@ typedef struct kgi_tune_report {
     double compile_ms;          /* NVRTC time summed over threads */
     double wall_s;
     int interrupted, timed_out;
+    /* compile threads still running when the run ended (stopped by an
+     * interrupt or the time limit, which do not wait for a compile in
+     * flight): the process must end with _exit after its output, since
+     * they run inside NVRTC and Lua and an orderly exit would tear those
+     * libraries down under them */
+    int compiles_left;
     int restarts;               /* workers replaced after a fault or hang */
 } kgi_tune_report;
 

@@ -732,6 +732,11 @@ int kgc_cmd_tune(int argc, char **argv)
         fflush(NULL);
         _exit(128 + sig);
     }
+    if (rep.compiles_left) {
+        /* stopped at the time limit with a compile in flight: the same */
+        fflush(NULL);
+        _exit(rc);
+    }
     kgi_tune_report_free(&rep);
 out:
     kgi_config_list_free(&cfg_list);
