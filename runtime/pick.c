@@ -91,10 +91,21 @@ double kgi_launch_floor(const kgi_catalogue *c, const kgi_cat_kernel *kk)
  *                     pieces are added one float at a time instead of four
  *   C's single stores M x N where C's rows are not 16-byte vectors, for a
  *                     matmul_warp kernel (below)
+ *   DRAM traffic      A, B and C once each: what a kernel bound by memory
+ *                     streams whatever its tiles
+ *   units per slot    the waves without rounding up: a kernel bound by
+ *                     memory whose last wave is partial runs its blocks
+ *                     at more bandwidth each, and is closer to this than
+ *                     to the rounded waves (matmul_skinny's 4-column
+ *                     kernel at 9162x1x563: 1.09 of a wave, 7.0 us where
+ *                     its fit from rounded waves alone said 11)
  * (millions of elements), coefficients >= 0, by least squares on the
- * relative error over the kernel's measured shapes in the layout.
+ * relative error over the kernel's measured shapes in the layout. The last
+ * two (docs/performance.md row 89) took the leave-one-out regret from
+ * 1.0244 to 1.0211 and, at 64 held-out pairs where every kernel was timed,
+ * 1.084 to 1.076.
  */
-#define NF 7
+#define NF 9
 /* Where C's rows are not whole 16-byte vectors (ldc or the pointer), a
  * stream-K kernel adds its pieces into C one float at a time: 4 additions
  * where a kernel with 16-byte reductions makes one. Measured (H200,
@@ -141,6 +152,8 @@ static void features(const kgi_cat_kernel *kk, int m, int n, int k, int sms, int
     if (c_class != 4)
         x[5] *= STREAMK_SINGLE_ADDS;
     x[6] = single_c_stores(kk, c_class) ? (double)m * n * 1e-6 : 0;
+    x[7] = ((double)m * k + (double)k * n + (double)m * n) * 1e-6;
+    x[8] = tiles * slices / slots;
 }
 
 /* Least squares of sum((c.x_i - t_i) / t_i)^2 over n points with c >= 0,
@@ -244,8 +257,10 @@ static double dot(const double *co, const double *x)
  * (catalogue/README.md). */
 #define ALIGN_DISTANCE 4.0
 /* Fewer measured shapes than this: no fit, the wave model's efficiency.
- * Twice the six features every kernel's fit has (the seventh is 0 but for
- * the kernels of single_c_stores). */
+ * Twice the six features that vary at every kernel's shapes (1, waves,
+ * work, L2 and DRAM traffic, units per slot; the others are 0 at some
+ * kernels' every shape). 16 gave a leave-one-out regret of 1.0219 where
+ * 12 gives 1.0211. */
 #define MIN_FIT_POINTS 12
 
 int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, int align, int sms, int skip,
