@@ -91,19 +91,20 @@ double kgi_launch_floor(const kgi_catalogue *c, const kgi_cat_kernel *kk)
  *                     pieces are added one float at a time instead of four
  *   C's single stores M x N where C's rows are not 16-byte vectors, for a
  *                     matmul_warp kernel (below)
- *   DRAM traffic      A, B and C once each: what a kernel bound by memory
- *                     streams whatever its tiles
- *   units per slot    the waves without rounding up: a kernel bound by
- *                     memory whose last wave is partial runs its blocks
- *                     at more bandwidth each, and is closer to this than
- *                     to the rounded waves (matmul_skinny's 4-column
+ *   DRAM traffic      A, B and C once each, for a kernel that streams
+ *                     them (streams_operands(), below)
+ *   units per slot    the waves without rounding up: the blocks of a
+ *                     partial last wave, short or bound by memory, run at
+ *                     more bandwidth each, and the time is closer to this
+ *                     than to the rounded waves (matmul_skinny's 4-column
  *                     kernel at 9162x1x563: 1.09 of a wave, 7.0 us where
  *                     its fit from rounded waves alone said 11)
  * (millions of elements), coefficients >= 0, by least squares on the
  * relative error over the kernel's measured shapes in the layout. The last
  * two (docs/performance.md row 89) took the leave-one-out regret from
- * 1.0244 to 1.0211 and, at 64 held-out pairs where every kernel was timed,
- * 1.084 to 1.076.
+ * 1.0244 to 1.0208 (at the 592 training pairs under 20 us 1.0292 to
+ * 1.0227, the others unchanged) and, at 64 held-out pairs where every
+ * kernel was timed, 1.084 to 1.077.
  */
 #define NF 9
 /* Where C's rows are not whole 16-byte vectors (ldc or the pointer), a
@@ -136,6 +137,14 @@ static int single_c_stores(const kgi_cat_kernel *kk, int c_class)
     return c_class != 4 && strcmp(kk->tmpl, "matmul_warp") == 0;
 }
 
+/* A kernel whose time is its DRAM traffic (the DRAM feature): a
+ * matmul_skinny kernel streams its large operand once. A tiled kernel's
+ * traffic is already its L2 feature, and DRAM traffic beside it, nearly
+ * collinear at its larger shapes, made its leave-one-out regret at the
+ * training pairs of 20-200 us 1.0199 where it is 1.0182 without
+ * (docs/performance.md row 89). */
+static int streams_operands(const kgi_cat_kernel *kk) { return strcmp(kk->tmpl, "matmul_skinny") == 0; }
+
 static void features(const kgi_cat_kernel *kk, int m, int n, int k, int sms, int c_class, double *x, double *waves)
 {
     double tiles = ceil((double)m / kk->tile_m) * ceil((double)n / kk->tile_n);
@@ -152,7 +161,7 @@ static void features(const kgi_cat_kernel *kk, int m, int n, int k, int sms, int
     if (c_class != 4)
         x[5] *= STREAMK_SINGLE_ADDS;
     x[6] = single_c_stores(kk, c_class) ? (double)m * n * 1e-6 : 0;
-    x[7] = ((double)m * k + (double)k * n + (double)m * n) * 1e-6;
+    x[7] = streams_operands(kk) ? ((double)m * k + (double)k * n + (double)m * n) * 1e-6 : 0;
     x[8] = tiles * slices / slots;
 }
 
@@ -257,10 +266,9 @@ static double dot(const double *co, const double *x)
  * (catalogue/README.md). */
 #define ALIGN_DISTANCE 4.0
 /* Fewer measured shapes than this: no fit, the wave model's efficiency.
- * Twice the six features that vary at every kernel's shapes (1, waves,
- * work, L2 and DRAM traffic, units per slot; the others are 0 at some
- * kernels' every shape). 16 gave a leave-one-out regret of 1.0219 where
- * 12 gives 1.0211. */
+ * Twice the six features a kernel's fit has at most shapes: 1, waves,
+ * work, L2 traffic, units per slot, and DRAM traffic (matmul_skinny) or
+ * split-K's, stream-K's or C's single stores (matmul_warp). */
 #define MIN_FIT_POINTS 12
 
 int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, int align, int sms, int skip,
