@@ -100,13 +100,19 @@ double kgi_launch_floor(const kgi_catalogue *c, const kgi_cat_kernel *kk)
  *                     kernel at 9162x1x563: 1.09 of a wave, 7.0 us where
  *                     its fit from rounded waves alone said 11)
  * (millions of elements), coefficients >= 0, by least squares on the
- * relative error over the kernel's measured shapes in the layout. The last
- * two (docs/performance.md row 89) took the leave-one-out regret from
- * 1.0244 to 1.0208 (at the 592 training pairs under 20 us 1.0292 to
- * 1.0227, the others unchanged) and, at 64 held-out pairs where every
- * kernel was timed, 1.084 to 1.077.
+ * relative error over the kernel's measured shapes in the layout. Two
+ * models are fitted, with units per slot and without (the rounded waves
+ * alone), and the prediction is the geometric mean of the two, each
+ * calibrated at the nearest shapes (calibrated()): at a large grid the
+ * two wave counts are nearly collinear, and one fit with both moved
+ * near-ties between tiled kernels by chance (8192x8192x128 nt: 9 % slower
+ * than the choice of either model alone). The last two features and the
+ * pair of models (docs/performance.md row 89) took the leave-one-out
+ * regret from 1.0244 to 1.0216 (at the 592 training pairs under 20 us
+ * 1.0292 to 1.0241, the others unchanged).
  */
 #define NF 9
+#define UNITS_PER_SLOT 8 /* the feature the second model leaves out */
 /* Where C's rows are not whole 16-byte vectors (ldc or the pointer), a
  * stream-K kernel adds its pieces into C one float at a time: 4 additions
  * where a kernel with 16-byte reductions makes one. Measured (H200,
@@ -271,16 +277,49 @@ static double dot(const double *co, const double *x)
  * split-K's, stream-K's or C's single stores (matmul_warp). */
 #define MIN_FIT_POINTS 12
 
+/* The model of the features in `keep` (a bit per feature; the others left
+ * out) fitted to a kernel's npts measured shapes (features xs, times ts)
+ * and evaluated at x, times its error at the nearest shapes (near[0..nn),
+ * at distances dist), shrunk toward the model: the prediction, or 0 where
+ * no fit is usable. xw: room for npts rows. */
+static double calibrated(const double (*xs)[NF], const double *ts, int npts, const double *x, const int *near,
+                         const double *dist, int nn, unsigned keep, double (*xw)[NF])
+{
+    double xk[NF], co[NF];
+    for (int f = 0; f < NF; f++)
+        xk[f] = keep >> f & 1 ? x[f] : 0;
+    for (int q = 0; q < npts; q++)
+        for (int f = 0; f < NF; f++)
+            xw[q][f] = keep >> f & 1 ? xs[q][f] : 0;
+    /* a fit needs more shapes than features to say anything between them */
+    if (npts < MIN_FIT_POINTS || fit((const double(*)[NF])xw, ts, npts, co) != 0)
+        return 0;
+    double model = dot(co, xk);
+    if (!(model > 0))
+        return 0;
+    /* the nearest shapes' residuals (log measured / fitted), shrunk toward the model */
+    double sum = 0, wsum = RESIDUAL_PRIOR;
+    for (int i = 0; i < nn; i++) {
+        double fitted = dot(co, xw[near[i]]);
+        if (fitted > 0) {
+            sum += log(ts[near[i]] / fitted) / dist[i];
+            wsum += 1 / dist[i];
+        }
+    }
+    return model * exp(sum / wsum);
+}
+
 int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, int align, int sms, int skip,
                        kgi_pick *out, int max)
 {
     kgi_pick *picks = calloc((size_t)c->nkernels + 1, sizeof *picks);
-    double(*xs)[NF] = malloc(((size_t)c->nrows + 1) * sizeof *xs);
+    double(*xs)[NF] = malloc(((size_t)c->nrows + 1) * sizeof *xs), (*xw)[NF] = malloc(((size_t)c->nrows + 1) * sizeof *xw);
     double *ts = malloc(((size_t)c->nrows + 1) * sizeof *ts);
     int *rs = malloc(((size_t)c->nrows + 1) * sizeof *rs);
-    if (!picks || !xs || !ts || !rs) {
+    if (!picks || !xs || !xw || !ts || !rs) {
         free(picks);
         free(xs);
+        free(xw);
         free(ts);
         free(rs);
         return -1;
@@ -326,7 +365,7 @@ int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, 
         for (int i = 0; i < nn; i++)
             p->near[i] = rs[near[i]];
         p->exact = dist[0] == 0;
-        double x[NF], co[NF];
+        double x[NF];
         features(kk, m, n, k, sms, KGI_ALIGN_C(align), x, &p->waves);
         if (p->exact) {
             /* measured here: the measurement, moved by the wave model to this GPU's SM count */
@@ -339,8 +378,10 @@ int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, 
             p->model_us = p->predicted_us;
             continue;
         }
-        /* a fit needs more shapes than features to say anything between them */
-        double model = npts >= MIN_FIT_POINTS && fit((const double(*)[NF])xs, ts, npts, co) == 0 ? dot(co, x) : 0;
+        unsigned all = (1u << NF) - 1;
+        double with = calibrated((const double(*)[NF])xs, ts, npts, x, near, dist, nn, all, xw),
+               rounded = calibrated((const double(*)[NF])xs, ts, npts, x, near, dist, nn, all & ~(1u << UNITS_PER_SLOT), xw);
+        double model = with > 0 && rounded > 0 ? sqrt(with * rounded) : with > 0 ? with : rounded;
         if (!(model > 0)) {
             /* no usable fit (too few shapes): the wave model's efficiency at the nearest shapes */
             double sum = 0, wsum = 0;
@@ -359,16 +400,7 @@ int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, 
                 p->predicted_us = fastest;
             goto floor;
         }
-        /* the nearest shapes' residuals (log measured / fitted), shrunk toward the model */
-        double sum = 0, wsum = RESIDUAL_PRIOR;
-        for (int i = 0; i < nn; i++) {
-            double fitted = dot(co, xs[near[i]]);
-            if (fitted > 0) {
-                sum += log(ts[near[i]] / fitted) / dist[i];
-                wsum += 1 / dist[i];
-            }
-        }
-        p->predicted_us = model * exp(sum / wsum);
+        p->predicted_us = model;
     floor:
         p->model_us = p->predicted_us;
         /* no kernel streams faster than the catalogue's fastest measurement: A and B read once, C written
@@ -383,6 +415,7 @@ int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, 
             p->predicted_us = kgi_launch_floor(c, kk);
     }
     free(xs);
+    free(xw);
     free(ts);
     free(rs);
     return finish(picks, np, out, max);

@@ -19,10 +19,11 @@
 #include "runtime/catalogue.h"
 #include "testutil.h"
 
-/* The committed sm_90 catalogue (42 kernels) under the model with units per slot and, for
- * matmul_skinny kernels, DRAM traffic among its features (runtime/pick.c, docs/performance.md row 89):
- * geometric mean 1.0208, worst 1.669 (tn 31x128x23488); under the model before, 1.0244, worst 1.714
- * (nt 2x10864x400).
+/* The committed sm_90 catalogue (43 kernels: row 88's 42 and a 16-row matmul_skinny kernel with 4-byte
+ * loads, docs/performance.md row 90) under the model of row 89 (units per slot and, for matmul_skinny
+ * kernels, DRAM traffic among its features; a model with units per slot and one without, averaged):
+ * geometric mean 1.0216, worst 1.669 (tn 31x128x23488). Row 88's 42 kernels: the same; under the model
+ * before, 1.0244, worst 1.714 (nt 2x10864x400).
  * The committed sm_90 catalogue before (268 training shapes x 4 layouts, 96 of them thin, 32 with a deep K under
  * a small output, 16 with a tiny K under a large one, 16 long and thin over a short K; the 40 kernels of
  * the one before with its kernels 17 and 34 replaced by two with 128 x 16 tiles, 2026-11-28): geometric
