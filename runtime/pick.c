@@ -147,8 +147,8 @@ static int single_c_stores(const kgi_cat_kernel *kk, int c_class)
  * matmul_skinny kernel streams its large operand once. A tiled kernel's
  * traffic is already its L2 feature, and DRAM traffic beside it, nearly
  * collinear at its larger shapes, made its leave-one-out regret at the
- * training pairs of 20-200 us 1.0199 where it is 1.0182 without
- * (docs/performance.md row 89). */
+ * training pairs of 20-200 us 1.0199 in a single fit where it is 1.0182
+ * without (docs/performance.md row 89). */
 static int streams_operands(const kgi_cat_kernel *kk) { return strcmp(kk->tmpl, "matmul_skinny") == 0; }
 
 static void features(const kgi_cat_kernel *kk, int m, int n, int k, int sms, int c_class, double *x, double *waves)
