@@ -60,6 +60,9 @@ typedef struct kgi_cat_make_opts {
     const kgi_catalogue *keep;  /* or NULL: keep exactly its kernels, in its order, instead of choosing (a
                                    catalogue measured again: after a template change, or on another GPU) */
     const char *keep_path;      /* its file, for the header and errors */
+    const kgi_config_list *add; /* or NULL (needs keep): these kernels after keep's, in their order, each
+                                   measured in an export (a catalogue that gains kernels) */
+    const char *add_path;
     const kgi_catalogue *start; /* or NULL: a rebuild of this catalogue; its kernels (all measured), improved by
                                    kgi_cat_exchange, are chosen where they score better than a choice from scratch
                                    (a pair they leave above max_regret may stay there: it is not made worse) */

@@ -10,6 +10,7 @@
 
 #include "autotune/catalogue.h"
 #include "autotune/db.h"
+#include "gen/config.h"
 #include "gen/host.h"
 #include "runtime/catalogue.h"
 
@@ -258,7 +259,16 @@ typedef struct kline {
 static void write_catalogue(FILE *f, const collect *c, const kline *kl, const double *t, const int *pick, int n,
                             const kgi_cat_make_opts *o, const kgi_cat_make_report *rep)
 {
-    if (rep && o->keep)
+    if (rep && o->keep && o->add)
+        fprintf(f,
+                "# kgen kernel catalogue for sm_%d: the %d kernels of %s and the %d of %s, %s, each timed\n"
+                "# over %d (layout, shape) pairs by `kgen tune --configs` on %s. kg_matmul's choice from them, each\n"
+                "# shape left out of its own prediction: %.3f of the fastest of them on geometric mean, %.2f at worst\n"
+                "# (%s). Rebuild: see catalogue/README.md.\n",
+                c->cc, o->keep->nkernels, o->keep_path, o->add->n, o->add_path,
+                o->measured ? "with new measurements" : "measured again", c->np, c->seen_device, rep->loo_geomean,
+                rep->loo_worst, rep->loo_worst_pair[0] ? rep->loo_worst_pair : "none");
+    else if (rep && o->keep)
         fprintf(f,
                 "# kgen kernel catalogue for sm_%d: the %d kernels of %s %s, each timed over %d (layout,"
                 " shape)\n# pairs by `kgen tune --configs` on %s. kg_matmul's choice from them, each shape left out"
@@ -415,6 +425,35 @@ static kg_status find_kernels(const collect *c, const kgi_catalogue *k, const ch
     return KG_OK;
 }
 
+/* The measured kernel of each line of `add` after pick[0..*n), appended in its order (--add). */
+static kg_status find_added(const collect *c, const kgi_config_list *add, const char *path, int *pick, int *n,
+                            char *err, size_t errlen)
+{
+    for (int a = 0; a < add->n; a++) {
+        const kgi_config_entry *e = &add->e[a];
+        kgi_config cfg;
+        char text[sizeof ((kgi_cat_kernel *)0)->config], why[256];
+        if (kgi_config_parse(&cfg, e->config, why, sizeof why) != 0 || kgi_config_format(&cfg, text, sizeof text) != 0) {
+            snprintf(err, errlen, "%s:%d: %s", path, e->line, why);
+            return KG_ERR_CONFIG;
+        }
+        int q = 0;
+        while (q < c->nk && !(strcmp(c->k[q].tmpl, e->tmpl) == 0 && strcmp(c->k[q].config, text) == 0))
+            q++;
+        if (q == c->nk) {
+            snprintf(err, errlen, "%s:%d: %s %s has no measurement in the export", path, e->line, e->tmpl, text);
+            return KG_ERR_CONFIG;
+        }
+        for (int i = 0; i < *n; i++)
+            if (pick[i] == q) {
+                snprintf(err, errlen, "%s:%d: %s %s is kernel %d already", path, e->line, e->tmpl, text, i + 1);
+                return KG_ERR_CONFIG;
+            }
+        pick[(*n)++] = q;
+    }
+    return KG_OK;
+}
+
 kg_status kgi_catalogue_make(const char *const *exports, const size_t *lens, int nexports, const kgi_cat_make_opts *o,
                              FILE *f, kgi_cat_make_report *rep, char *err, size_t errlen)
 {
@@ -542,6 +581,8 @@ kg_status kgi_catalogue_make(const char *const *exports, const size_t *lens, int
         if ((st = find_kernels(&c, o->keep, o->keep_path, pick, err, errlen)) != KG_OK)
             goto done;
         n = o->keep->nkernels;
+        if (o->add && (st = find_added(&c, o->add, o->add_path, pick, &n, err, errlen)) != KG_OK)
+            goto done;
     } else {
         double worst = o->max_regret > 0 ? o->max_regret : INFINITY;
         n = kgi_cat_greedy(t, pred, c.nk, c.np, o->max_kernels, o->tolerance, worst, pick);

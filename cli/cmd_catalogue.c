@@ -164,10 +164,11 @@ static int read_catalogue(const char *what, const char *path, const char *templa
 static int make(int argc, char **argv)
 {
     const char *maxk = NULL, *tol = NULL, *maxr = NULL, *device = NULL, *driver = NULL, *date = NULL, *command = NULL,
-               *output = NULL, *keep = NULL, *start = NULL, *measured = NULL;
+               *output = NULL, *keep = NULL, *start = NULL, *measured = NULL, *add = NULL;
     const kgc_opt own[] = {{"--max-kernels", NULL, 1, &maxk}, {"--tolerance", NULL, 1, &tol},
                            {"--measured", NULL, 1, &measured},
                            {"--kernels", NULL, 1, &keep},     {"--start", NULL, 1, &start},
+                           {"--add", NULL, 1, &add},
                            {"--max-regret", NULL, 1, &maxr},  {"--device", NULL, 1, &device},
                            {"--driver", NULL, 1, &driver},
                            {"--date", NULL, 1, &date},        {"--command", NULL, 1, &command},
@@ -180,6 +181,7 @@ static int make(int argc, char **argv)
     size_t len[KGI_CAT_MAX_PASSES] = {0}, blen = 0;
     FILE *mem = NULL;
     kgi_catalogue *kept = NULL, *started = NULL, *earlier = NULL;
+    kgi_config_list added = {0};
     kgc_args args;
     _Static_assert(KGI_CAT_MAX_PASSES <= sizeof args.positional / sizeof *args.positional, "kgc_args holds the passes");
     if ((rc = kgc_parse(ctx, argc, argv, own, KGI_CAT_MAX_PASSES, &args)) != KGC_OK)
@@ -218,6 +220,10 @@ static int make(int argc, char **argv)
                         " and --max-regret choose them instead\n");
         goto done;
     }
+    if (add && !keep) {
+        fprintf(stderr, "kgen: catalogue make --add appends kernels to those of --kernels CATALOGUE: give both\n");
+        goto done;
+    }
     if (keep && start) {
         fprintf(stderr, "kgen: catalogue make --kernels keeps that catalogue's kernels; --start improves on another's:"
                         " give one of them\n");
@@ -235,6 +241,17 @@ static int make(int argc, char **argv)
         rc = KGC_FAIL;
         o.keep = kept;
         o.keep_path = keep;
+    }
+    if (add) {
+        char lerr[1024];
+        kg_status ls = kgi_config_list_read(add, &added, lerr, sizeof lerr);
+        if (ls != KG_OK) {
+            fprintf(stderr, "kgen: catalogue make --add: %s\n", lerr);
+            rc = ls == KG_ERR_IO ? KGC_FAIL : KGC_USAGE;
+            goto done;
+        }
+        o.add = &added;
+        o.add_path = add;
     }
     if (start) {
         if ((rc = read_catalogue("catalogue make --start", start, kgc_template_path(&args), &started)) != KGC_OK)
@@ -291,10 +308,11 @@ static int make(int argc, char **argv)
         goto done;
     if (keep)
         fprintf(stderr,
-                "kgen catalogue: %d rows, %d kernels measured over %d (layout, shape) pairs; the %d of %s kept."
+                "kgen catalogue: %d rows, %d kernels measured over %d (layout, shape) pairs; the %d of %s kept%s%s."
                 " kg_matmul's choice from them with each pair left out: %.3f of the fastest of them on geometric"
                 " mean, %.2f at worst (%s)\n",
-                rep.rows, rep.kernels_measured, rep.pairs, rep.kernels, keep, rep.loo_geomean, rep.loo_worst,
+                rep.rows, rep.kernels_measured, rep.pairs, rep.kernels - added.n, keep, add ? ", and those of " : "",
+                add ? add : "", rep.loo_geomean, rep.loo_worst,
                 rep.loo_worst_pair[0] ? rep.loo_worst_pair : "none");
     else
         fprintf(stderr,
@@ -319,6 +337,7 @@ done:
     kgi_catalogue_free(kept);
     kgi_catalogue_free(started);
     kgi_catalogue_free(earlier);
+    kgi_config_list_free(&added);
     kg_context_close(ctx);
     return rc;
 }

@@ -156,6 +156,31 @@ check "--kernels: the header names the catalogue measured again" \
 check "--kernels: each kernel's times are its measured ones" \
     test "$(awk '/^time /{ print $2, $3, $4, $5, $6 }' "$tmp/keep.txt")" = \
     "$(awk '/^time /{ print $2, $3, $4, $5, $8 }' "$tmp/cat.txt")"
+# --add: a catalogue that gains a kernel. Its first two kernels and --add naming the third give the
+# three-kernel catalogue, in its order, with the same times
+# shellcheck disable=SC2016 # awk programs: their $i are awk's fields
+{ grep -v '^kernel 3 \|^time ' "$tmp/cat.txt"
+  awk '/^time /{ print $1, $2, $3, $4, $5, $6, $7 }' "$tmp/cat.txt"; } >"$tmp/first2.txt"
+grep '^kernel 3 ' "$tmp/cat.txt" | awk '{ printf "%s", $3; for (i = 11; i <= NF; i++) printf " %s", $i; print "" }' \
+    >"$tmp/third.cfg"
+"$KGEN" catalogue make "$DATA" --kernels "$tmp/first2.txt" --add "$tmp/third.cfg" --date 2026-11-23 \
+    -o "$tmp/added.txt" 2>"$tmp/a.err"
+check "--add: exits 0" test $? = 0
+check "--add: the two kernels, then the added one" test "$(cut_kernels "$tmp/added.txt")" = "$(cut_kernels "$tmp/cat.txt")"
+check "--add: the same times" test "$(grep '^time ' "$tmp/added.txt")" = "$(grep '^time ' "$tmp/cat.txt")"
+check "--add: the header names both lists" \
+    grep -q "the 2 kernels of $tmp/first2.txt and the 1 of $tmp/third.cfg, measured again" "$tmp/added.txt"
+check "--add: the report says so" grep -q "the 2 of $tmp/first2.txt kept, and those of $tmp/third.cfg" "$tmp/a.err"
+expect 2 "--add appends kernels to those of --kernels" catalogue make "$DATA" --add "$tmp/third.cfg" \
+    --date 2026-11-23 -o "$tmp/x.txt"
+expect 2 "third.cfg:1: .* is kernel 3 already" catalogue make "$DATA" --kernels "$tmp/cat.txt" \
+    --add "$tmp/third.cfg" --date 2026-11-23 -o "$tmp/x.txt"
+printf 'matmul bm=16 bn=16 bk=16 tm=1 tn=1 pad=0 vec=1 bounds=1\n' >"$tmp/unmeasured.cfg"
+expect 2 "unmeasured.cfg:1: matmul bm=16 .* has no measurement in the export" catalogue make "$DATA" \
+    --kernels "$tmp/first2.txt" --add "$tmp/unmeasured.cfg" --date 2026-11-23 -o "$tmp/x.txt"
+expect 1 "catalogue make --add: .*nosuch.cfg" catalogue make "$DATA" --kernels "$tmp/first2.txt" --add "$tmp/nosuch.cfg" \
+    --date 2026-11-23 -o "$tmp/x.txt"
+check "--add refused: nothing written" test ! -e "$tmp/x.txt"
 sed 's/^kernel 2 /kernel 7 /' "$tmp/rev.txt" >"$tmp/bad.txt"
 # --measured: a catalogue's times stand in where no export timed that kernel at that pair. An export of the nn
 # rows alone, with the catalogue of all: the nt times come from the catalogue, the nn ones from the export
