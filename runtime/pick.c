@@ -8,10 +8,12 @@
  * evenly: U/S, which may be under 1), each wave a tile of ceil(K/KSLICES)
  * steps: work = waves x TILE_M x TILE_N x ceil(K/KSLICES). A kernel's time
  * in a layout is a linear model in that work and a few more features
- * (launch, waves, L2 traffic, split-K's and stream-K's partial sums, C's
- * single stores; see features()), fitted to its measured times there; the
+ * (launch, waves, L2 and DRAM traffic, split-K's and stream-K's partial
+ * sums, C's single stores, units per slot; see features()), fitted to its
+ * measured times there, twice (with units per slot and without); each
  * fitted model's error at the nearest measured shapes is carried to the
- * call's shape, shrunk toward the model. A measured shape is its measured
+ * call's shape, shrunk toward the model, and the prediction is the
+ * geometric mean of the two. A measured shape is its measured
  * time. No prediction is under what streaming A, B and C at the fastest
  * rate measured takes, nor under the host's cost of the kernel's launches
  * (kgi_launch_floor()).
@@ -313,7 +315,8 @@ int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, 
                        kgi_pick *out, int max)
 {
     kgi_pick *picks = calloc((size_t)c->nkernels + 1, sizeof *picks);
-    double(*xs)[NF] = malloc(((size_t)c->nrows + 1) * sizeof *xs), (*xw)[NF] = malloc(((size_t)c->nrows + 1) * sizeof *xw);
+    double(*xs)[NF] = malloc(((size_t)c->nrows + 1) * sizeof *xs);
+    double(*xw)[NF] = malloc(((size_t)c->nrows + 1) * sizeof *xw);
     double *ts = malloc(((size_t)c->nrows + 1) * sizeof *ts);
     int *rs = malloc(((size_t)c->nrows + 1) * sizeof *rs);
     if (!picks || !xs || !xw || !ts || !rs) {
@@ -378,9 +381,10 @@ int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, 
             p->model_us = p->predicted_us;
             continue;
         }
-        unsigned all = (1u << NF) - 1;
-        double with = calibrated((const double(*)[NF])xs, ts, npts, x, near, dist, nn, all, xw),
-               rounded = calibrated((const double(*)[NF])xs, ts, npts, x, near, dist, nn, all & ~(1u << UNITS_PER_SLOT), xw);
+        const double(*xc)[NF] = (const double(*)[NF])xs;
+        unsigned all = (1u << NF) - 1, no_units = all & ~(1u << UNITS_PER_SLOT);
+        double with = calibrated(xc, ts, npts, x, near, dist, nn, all, xw),
+               rounded = calibrated(xc, ts, npts, x, near, dist, nn, no_units, xw);
         double model = with > 0 && rounded > 0 ? sqrt(with * rounded) : with > 0 ? with : rounded;
         if (!(model > 0)) {
             /* no usable fit (too few shapes): the wave model's efficiency at the nearest shapes */
