@@ -4,6 +4,7 @@
 # of your choosing (best: shapes the catalogue was not built from).
 #
 #   bench/choice-regret.sh BUILD_DIR SHAPES [OUT_DIR]
+#   bench/choice-regret.sh --rescore BUILD_DIR OUT_DIR
 #
 # On a GPU machine, with kgen built in BUILD_DIR (this script builds
 # nothing), per layout: kgen-bench times each kernel of the catalogue that
@@ -29,7 +30,19 @@
 # about 0.2 s per (kernel, shape) that runs (H200; at a thin or a large
 # shape about half the catalogue's kernels are skipped), plus compiling
 # each kernel once (`kgen precompile` first makes that a disk-cache read).
-# OUT_DIR (default: a new temporary directory) keeps every CSV.
+# OUT_DIR (default: a new temporary directory) keeps every CSV, and the
+# catalogue judged (catalogue.txt).
+# --rescore needs no GPU: it judges BUILD_DIR's kg_matmul (`kgen choice`)
+# against an earlier run's sweeps in OUT_DIR, the same kernels' times, so
+# that a change to the choice (kg_matmul's model) is judged at shapes it was
+# not made from without timing anything. The catalogue is KGEN_CATALOGUE's
+# file where set (the same kernels), else OUT_DIR/catalogue.txt. It writes
+# OUT_DIR/rescore-summary.txt (the summary's columns; choice/cuBLAS from the
+# sweep's time of the choice) and rescore-regret-LAYOUT.txt, and leaves the
+# run's own files; a choice the sweep did not time (a kernel not in it, or a
+# vector read as the other layout) counts as apart and is left out of the
+# regret. Its shapes are the sweep's: one where no kernel ran is not among
+# them.
 # Exit status: 0 every run correct; 1 a run failed or a result was wrong
 # (the others still run); 2 usage, a catalogue kgen cannot read or for
 # another architecture, a tag repeated in SHAPES, or a shape list
@@ -39,8 +52,10 @@ if [ $# -ge 1 ] && [ "$1" = --help ]; then
     sed -n '2,/^set -u/s/^# \{0,1\}//p' "$0"
     exit 0
 fi
-if [ $# -lt 2 ] || [ $# -gt 3 ]; then
-    echo "usage: bench/choice-regret.sh BUILD_DIR SHAPES [OUT_DIR]   (--help: what it runs)" >&2
+RESCORE=
+[ $# -ge 1 ] && [ "$1" = --rescore ] && { RESCORE=1; shift; }
+if { [ -z "$RESCORE" ] && { [ $# -lt 2 ] || [ $# -gt 3 ]; }; } || { [ -n "$RESCORE" ] && [ $# -ne 2 ]; }; then
+    echo "usage: bench/choice-regret.sh BUILD_DIR SHAPES [OUT_DIR], or --rescore BUILD_DIR OUT_DIR   (--help: what it runs)" >&2
     exit 2
 fi
 CALLER=$(pwd)
@@ -48,6 +63,85 @@ ME=choice-regret.sh
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 need_build "$1"
+check_layouts
+# regret LAYOUT CHOICE_CSV DETAIL: over OUT_DIR's sweep in LAYOUT (kernel x shape) and CHOICE_CSV (one row per
+# shape: tag, ok, template, config, kgen_ms, ratio), writes DETAIL and prints the summary line
+regret() {
+    awk -F, -v layout="$1" -v detail="$3" '
+FNR == 1 { delete c; for (i = 1; i <= NF; i++) c[$i] = i; sweep = FILENAME ~ /\/sweep-[a-z]*\.csv$/; next }
+sweep {
+  t = $c["tag"]; if ($c["ok"] != 1) { bad[t] = 1; next }
+  k = $c["template"] " " $c["config"]; ms[t, k] = $c["kgen_ms"]; mr[t, k] = $c["ratio"]
+  if (!(t in best) || $c["kgen_ms"] < best[t]) { best[t] = $c["kgen_ms"]; bestk[t] = k; bestr[t] = $c["ratio"] }
+  next
+}
+{
+  t = $c["tag"]; tags[++n] = t; if ($c["ok"] != 1) { bad[t] = 1; next }
+  ck[t] = $c["template"] " " $c["config"]; cms[t] = $c["kgen_ms"]; cr[t] = $c["ratio"]
+}
+END {
+  printf "# tag, regret, the time of the choice and the fastest time in the sweep (ms) | the choice | the fastest\n" > detail
+  m = 0; lr = 0; lc = 0; lb = 0; first = 0; near = 0; apart = 0; none = 0; wrong = 0; worst = 0; wtag = "-"
+  for (i = 1; i <= n; i++) {
+    t = tags[i]
+    if (t in bad) { wrong++; continue }
+    if (!(t in best)) { none++; printf "%s - no kernel of the catalogue ran here\n", t > detail; continue }
+    inside = (t, ck[t]) in ms; apart += !inside
+    if (!inside && cms[t] == "") { printf "%s - the choice was not timed: %s\n", t, ck[t] > detail; continue }
+    own = inside ? ms[t, ck[t]] : cms[t]
+    q = own / best[t]; m++; lr += log(q); lc += log(cr[t] != "" ? cr[t] : mr[t, ck[t]]); lb += log(bestr[t])
+    first += ck[t] == bestk[t]; near += q <= 1.05
+    if (q > worst) { worst = q; wtag = t }
+    printf "%s %.3f %g %g | %s%s | %s\n", t, q, own, best[t], ck[t], inside ? "" : " (apart)", bestk[t] > detail
+  }
+  printf "%-6s %6d %8s %7d %7d %7s %5d %5d %5d %12s %13s\n", layout, m, m ? sprintf("%.4f", exp(lr / m)) : "-", \
+    first, near, m ? sprintf("%.3f", worst) : "-", apart, none, wrong, m ? sprintf("%.3f", exp(lc / m)) : "-", \
+    m ? sprintf("%.3f", exp(lb / m)) : "-"
+  if (m) printf "       worst: %s\n", wtag
+}' "$OUT/sweep-$1.csv" "$2"
+}
+header() {
+    printf '%-6s %6s %8s %7s %7s %7s %5s %5s %5s %12s %13s\n' layout shapes regret fastest "<=1.05" worst apart none \
+        wrong choice/cuBLAS fastest/cuBLAS
+}
+if [ -n "$RESCORE" ]; then
+    # no GPU: this build's choice (kgen choice) against the sweeps of the run in OUT_DIR
+    OUT=$(from_caller "$2")
+    [ -d "$OUT" ] || { echo "$ME: --rescore: '$2' is not a directory" >&2; exit 2; }
+    CAT=$OUT/catalogue.txt
+    [ -n "${KGEN_CATALOGUE:-}" ] && CAT=$(from_caller "$KGEN_CATALOGUE")
+    { [ -f "$CAT" ] && "$KGEN" catalogue kernels "$CAT" > /dev/null; } || {
+        echo "$ME: --rescore: '$CAT' is not a catalogue kgen can read (KGEN_CATALOGUE, else the run's own copy)" >&2
+        exit 2
+    }
+    ARCH=$(sed -n 's/^arch[ 	]*\([0-9]*\)[ 	]*$/\1/p' "$CAT" | head -n 1)
+    rc=0
+    {
+        echo "# bench/choice-regret.sh --rescore: kg_matmul's choice now ($KGEN choice, from $CAT) against the" \
+            "sweeps of $OUT"
+        header
+        for l in $LAYOUTS; do
+            [ -s "$OUT/sweep-$l.csv" ] || { echo "$l: not compared (no sweep in $OUT)"; continue; }
+            # the sweep's shapes, each once, and this build's choice at each
+            awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+                !seen[$c["tag"]]++ { print $c["tag"], $c["M"], $c["N"], $c["K"] }' "$OUT/sweep-$l.csv" \
+                > "$OUT/rescore-shapes-$l.txt"
+            if ! KGEN_CATALOGUE=$CAT "$KGEN" choice --shapes "$OUT/rescore-shapes-$l.txt" --layout "$l" \
+                --arch "sm_$ARCH" --brief > "$OUT/rescore-choice-$l.txt"; then
+                rc=1
+                echo "$l: not compared (kgen choice failed)"
+                continue
+            fi
+            awk 'BEGIN { print "tag,ok,template,config,kgen_ms,ratio" }
+                { cfg = $5; for (i = 6; i <= NF; i++) cfg = cfg " " $i; printf "%s,1,%s,%s,,\n", $1, $4, cfg }' \
+                "$OUT/rescore-choice-$l.txt" > "$OUT/rescore-choice-$l.csv"
+            regret "$l" "$OUT/rescore-choice-$l.csv" "$OUT/rescore-regret-$l.txt"
+        done
+    } > "$OUT/rescore-summary.txt"
+    rm -f "$OUT"/rescore-shapes-*.txt
+    cat "$OUT/rescore-summary.txt"
+    exit $rc
+fi
 SHAPES=$(from_caller "$2")
 SHAPES_NAME=$2
 OUT_ARG=${3:-}
@@ -55,7 +149,6 @@ if [ ! -r "$SHAPES" ] || [ ! -f "$SHAPES" ]; then
     echo "choice-regret.sh: cannot read the shape list '$SHAPES_NAME'" >&2
     exit 2
 fi
-check_layouts
 check_out_dir "$OUT_ARG"
 cd "$(dirname "$0")/.." || exit 2
 # the GPU, its architecture and the catalogue kg_matmul uses there, before anything is written
@@ -124,49 +217,16 @@ for l in $LAYOUTS; do
         { rc=1; echo "  kg_matmul's run failed or a result was wrong: $OUT/choice-$l.txt" >&2; }
 done
 
-# per layout: the sweep's rows (kernel x shape), then the choice's (one per shape); writes regret-L.txt, prints
-# the summary line
-regret() {
-    awk -F, -v layout="$1" -v detail="$OUT/regret-$1.txt" '
-FNR == 1 { delete c; for (i = 1; i <= NF; i++) c[$i] = i; sweep = FILENAME ~ /\/sweep-[a-z]*\.csv$/; next }
-sweep {
-  t = $c["tag"]; if ($c["ok"] != 1) { bad[t] = 1; next }
-  k = $c["template"] " " $c["config"]; ms[t, k] = $c["kgen_ms"]
-  if (!(t in best) || $c["kgen_ms"] < best[t]) { best[t] = $c["kgen_ms"]; bestk[t] = k; bestr[t] = $c["ratio"] }
-  next
-}
-{
-  t = $c["tag"]; tags[++n] = t; if ($c["ok"] != 1) { bad[t] = 1; next }
-  ck[t] = $c["template"] " " $c["config"]; cms[t] = $c["kgen_ms"]; cr[t] = $c["ratio"]
-}
-END {
-  printf "# tag, regret, the time of the choice and the fastest time in the sweep (ms) | the choice | the fastest\n" > detail
-  m = 0; lr = 0; lc = 0; lb = 0; first = 0; near = 0; apart = 0; none = 0; wrong = 0; worst = 0; wtag = "-"
-  for (i = 1; i <= n; i++) {
-    t = tags[i]
-    if (t in bad) { wrong++; continue }
-    if (!(t in best)) { none++; printf "%s - no kernel of the catalogue ran here\n", t > detail; continue }
-    own = ((t, ck[t]) in ms) ? ms[t, ck[t]] : cms[t]; apart += !((t, ck[t]) in ms)
-    q = own / best[t]; m++; lr += log(q); lc += log(cr[t]); lb += log(bestr[t])
-    first += ck[t] == bestk[t]; near += q <= 1.05
-    if (q > worst) { worst = q; wtag = t }
-    printf "%s %.3f %g %g | %s%s | %s\n", t, q, own, best[t], ck[t], ((t, ck[t]) in ms) ? "" : " (apart)", bestk[t] > detail
-  }
-  printf "%-6s %6d %8s %7d %7d %7s %5d %5d %5d %12s %13s\n", layout, m, m ? sprintf("%.4f", exp(lr / m)) : "-", \
-    first, near, m ? sprintf("%.3f", worst) : "-", apart, none, wrong, m ? sprintf("%.3f", exp(lc / m)) : "-", \
-    m ? sprintf("%.3f", exp(lb / m)) : "-"
-  if (m) printf "       worst: %s\n", wtag
-}' "$OUT/sweep-$1.csv" "$OUT/choice-$1.csv"
-}
+# the catalogue judged, beside its sweeps (--rescore's default)
+[ "$CAT" = "$OUT/catalogue.txt" ] || cp "$CAT" "$OUT/catalogue.txt" || rc=1
 {
     echo "# bench/choice-regret.sh: kg_matmul's choice from $CAT against its fastest kernel, shapes $SHAPES_NAME"
     echo "# $("$BENCH" --device-name 2> /dev/null || echo "unknown GPU"), $(date -u +%Y-%m-%dT%H:%MZ)," \
         "source tree $(git rev-parse --short HEAD 2> /dev/null || echo unknown)"
-    printf '%-6s %6s %8s %7s %7s %7s %5s %5s %5s %12s %13s\n' layout shapes regret fastest "<=1.05" worst apart none \
-        wrong choice/cuBLAS fastest/cuBLAS
+    header
     for l in $RAN; do
         if [ -e "$OUT/sweep-$l.csv" ] && [ -e "$OUT/choice-$l.csv" ]; then
-            regret "$l"
+            regret "$l" "$OUT/choice-$l.csv" "$OUT/regret-$l.txt"
         else
             echo "$l: not compared (no CSV from one of the runs: $OUT/sweep-$l.txt, $OUT/choice-$l.txt)"
         fi

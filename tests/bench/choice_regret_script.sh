@@ -116,6 +116,34 @@ grep -q '^s3 1.200 .*(apart)' "$T/s/regret-nn.txt" && grep -q '^s2 1.500 ' "$T/s
     bad "regret-nn.txt: $(cat "$T/s/regret-nn.txt")"
 [ "$(sort -u "$T/env")" = "$SRC/catalogue/sm_90.txt" ] && ok ||
     bad "both runs were not given the source tree's catalogue: $(sort -u "$T/env")"
+# --rescore: no GPU (NOGPU), this build's `kgen choice` against the run's sweeps, from the catalogue copy it wrote.
+# What it should find, from the stand-in's times: a chosen kernel on line 3 of the nn list runs 1.0 ms, on line 5
+# at s2 1.5 ms, on any other line 2.0 ms (the fastest, line 3: 1.0 ms); s4 wrong
+cmp -s "$SRC/catalogue/sm_90.txt" "$T/s/catalogue.txt" && ok || bad "the run did not keep the catalogue it judged"
+cp "$T/s/summary.txt" "$T/summary.before"
+NOGPU=1 KGEN_BENCH_LAYOUTS=nn sh "$SCRIPT" --rescore "$T/b" "$T/s" > "$T/out" 2> "$T/err"; rc=$?
+[ $rc -eq 0 ] && ok || bad "--rescore exited $rc: $(cat "$T/err")"
+"$REAL_KGEN" choice --shapes "$T/list.txt" --layout nn --arch sm_90 --brief > "$T/choice-nn.txt"
+# shellcheck disable=SC2016 # awk programs: their $i are awk's fields
+want=$(awk 'NR == FNR { line[$0] = NR; next }
+    { cfg = $4; for (i = 5; i <= NF; i++) cfg = cfg " " $i
+      if ($1 == "s4" || $1 == "s5") next
+      if (!(cfg in line)) { printf "%s apart\n", $1; next }
+      j = line[cfg]; printf "%s %.3f\n", $1, j == 3 ? 1.0 : ($1 == "s2" && j == 5) ? 1.5 : 2.0 }' \
+    "$T/s/kernels-nn.txt" "$T/choice-nn.txt")
+got=$(awk '/^#/ { next } $2 == "-" { if ($0 ~ /not timed/) print $1, "apart"; next } { print $1, $2 }' \
+    "$T/s/rescore-regret-nn.txt")
+[ "$got" = "$want" ] && ok || bad "--rescore's regrets '$got', want '$want'"
+# (s5, which the sweep has no row for, is not among the shapes it knows)
+awk '$1 == "nn" { found = 1; exit !($2 == 3 && $8 == 0 && $9 == 1) } END { if (!found) exit 1 }' \
+    "$T/s/rescore-summary.txt" && ok || bad "--rescore's summary (3 shapes, s4 wrong): $(cat "$T/s/rescore-summary.txt")"
+grep -qF "from $T/s/catalogue.txt" "$T/s/rescore-summary.txt" && ok || bad "--rescore does not name the run's catalogue"
+cmp -s "$T/summary.before" "$T/s/summary.txt" && [ -e "$T/s/regret-nn.txt" ] && ok ||
+    bad "--rescore changed the run's own files"
+expect 2 "usage: bench/choice-regret.sh" -- --rescore "$T/b"
+expect 2 "'$T/nodir' is not a directory" -- --rescore "$T/b" "$T/nodir"
+KGEN_CATALOGUE="$T/text.txt" expect 2 "is not a catalogue kgen can read" -- --rescore "$T/b" "$T/s"
+expect 2 "is not a catalogue kgen can read" -- --rescore "$T/b" "$T/empty"
 # a shape list kgen-bench refuses, into the OUT_DIR of that run: this run's files go, the directory stays
 expect 2 "kgen-bench refused the run" -- "$T/b" "$T/badlist.txt" "$T/s"
 [ -d "$T/s" ] && [ ! -e "$T/s/sweep-nn.txt" ] && [ ! -e "$T/s/kernels-nn.txt" ] && ok ||
