@@ -432,7 +432,7 @@ static kg_status find_added(const collect *c, const kgi_config_list *add, const 
     for (int a = 0; a < add->n; a++) {
         const kgi_config_entry *e = &add->e[a];
         kgi_config cfg;
-        char text[sizeof ((kgi_cat_kernel *)0)->config], why[256];
+        char text[sizeof ((kgi_cat_kernel *)0)->config], why[256] = "its configuration is too long";
         if (kgi_config_parse(&cfg, e->config, why, sizeof why) != 0 || kgi_config_format(&cfg, text, sizeof text) != 0) {
             snprintf(err, errlen, "%s:%d: %s", path, e->line, why);
             return KG_ERR_CONFIG;
