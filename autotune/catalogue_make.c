@@ -55,13 +55,22 @@ static void *grow(void *p, int *cap, int n, size_t size)
     return q;
 }
 
-/* The index of kernel (tmpl, cfg) among c's, added with the given figures when new (threads and occupancy from
- * an export's row; bps > 0 from a catalogue's line); -1 out of memory. */
-static int kernel_index(collect *c, const char *tmpl, const char *cfg, int threads, double occupancy, int bps)
+/* The index of the measured kernel (tmpl, cfg) among c's, or -1. */
+static int measured_kernel(const collect *c, const char *tmpl, const char *cfg)
 {
     for (int i = 0; i < c->nk; i++)
         if (strcmp(c->k[i].tmpl, tmpl) == 0 && strcmp(c->k[i].config, cfg) == 0)
             return i;
+    return -1;
+}
+
+/* The index of kernel (tmpl, cfg) among c's, added with the given figures when new (threads and occupancy from
+ * an export's row; bps > 0 from a catalogue's line); -1 out of memory. */
+static int kernel_index(collect *c, const char *tmpl, const char *cfg, int threads, double occupancy, int bps)
+{
+    int i = measured_kernel(c, tmpl, cfg);
+    if (i >= 0)
+        return i;
     kern *k = grow(c->k, &c->kcap, c->nk, sizeof *k);
     if (!k)
         return -1;
@@ -406,11 +415,7 @@ static kg_status find_kernels(const collect *c, const kgi_catalogue *k, const ch
     }
     for (int n = 0; n < k->nkernels; n++) {
         const kgi_cat_kernel *kk = &k->kernels[n];
-        idx[n] = -1;
-        for (int q = 0; q < c->nk && idx[n] < 0; q++)
-            if (strcmp(c->k[q].tmpl, kk->tmpl) == 0 && strcmp(c->k[q].config, kk->config) == 0)
-                idx[n] = q;
-        if (idx[n] < 0) {
+        if ((idx[n] = measured_kernel(c, kk->tmpl, kk->config)) < 0) {
             snprintf(err, errlen, "kernel %d of %s (%s %s) has no measurement in the export", kk->id, path, kk->tmpl,
                      kk->config);
             return KG_ERR_CONFIG;
@@ -437,10 +442,8 @@ static kg_status find_added(const collect *c, const kgi_config_list *add, const 
             snprintf(err, errlen, "%s:%d: %s", path, e->line, why);
             return KG_ERR_CONFIG;
         }
-        int q = 0;
-        while (q < c->nk && !(strcmp(c->k[q].tmpl, e->tmpl) == 0 && strcmp(c->k[q].config, text) == 0))
-            q++;
-        if (q == c->nk) {
+        int q = measured_kernel(c, e->tmpl, text);
+        if (q < 0) {
             snprintf(err, errlen, "%s:%d: %s %s has no measurement in the export", path, e->line, e->tmpl, text);
             return KG_ERR_CONFIG;
         }

@@ -114,7 +114,7 @@ if [ -n "$RESCORE" ]; then
         echo "$ME: --rescore: '$CAT' is not a catalogue kgen can read (KGEN_CATALOGUE, else the run's own copy)" >&2
         exit 2
     }
-    ARCH=$(sed -n 's/^arch[ 	]*\([0-9]*\)[ 	]*$/\1/p' "$CAT" | head -n 1)
+    ARCH=$(catalogue_arch "$CAT")
     rc=0
     {
         echo "# bench/choice-regret.sh --rescore: kg_matmul's choice now ($KGEN choice, from $CAT) against the" \

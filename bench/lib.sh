@@ -51,10 +51,15 @@ gpu_arch() {
     fi
 }
 
+# catalogue_arch FILE: the XY of a catalogue's `arch XY` line
+catalogue_arch() {
+    sed -n 's/^arch[ 	]*\([0-9]*\)[ 	]*$/\1/p' "$1" | head -n 1
+}
+
 # catalogue_for_gpu FILE NAME: FILE's `arch` line is the GPU's (ARCH): kg_matmul takes a KGEN_CATALOGUE
 # only as its own architecture's
 catalogue_for_gpu() {
-    carch=$(sed -n 's/^arch[ 	]*\([0-9]*\)[ 	]*$/\1/p' "$1" | head -n 1)
+    carch=$(catalogue_arch "$1")
     if [ "$carch" != "$ARCH" ]; then
         echo "$ME: '$2' is a catalogue for sm_${carch:-?}, and this GPU is sm_$ARCH: kg_matmul would not use it here" >&2
         exit 2

@@ -283,18 +283,25 @@ static double dot(const double *co, const double *x)
  * out) fitted to a kernel's npts measured shapes (features xs, times ts)
  * and evaluated at x, times its error at the nearest shapes (near[0..nn),
  * at distances dist), shrunk toward the model: the prediction, or 0 where
- * no fit is usable. xw: room for npts rows. */
+ * no fit is usable. xw: room for npts rows (the features kept, where some
+ * are left out). */
 static double calibrated(const double (*xs)[NF], const double *ts, int npts, const double *x, const int *near,
                          const double *dist, int nn, unsigned keep, double (*xw)[NF])
 {
+    /* a fit needs more shapes than features to say anything between them */
+    if (npts < MIN_FIT_POINTS)
+        return 0;
     double xk[NF], co[NF];
+    const double(*xf)[NF] = xs;
     for (int f = 0; f < NF; f++)
         xk[f] = keep >> f & 1 ? x[f] : 0;
-    for (int q = 0; q < npts; q++)
-        for (int f = 0; f < NF; f++)
-            xw[q][f] = keep >> f & 1 ? xs[q][f] : 0;
-    /* a fit needs more shapes than features to say anything between them */
-    if (npts < MIN_FIT_POINTS || fit((const double(*)[NF])xw, ts, npts, co) != 0)
+    if (keep != (1u << NF) - 1) {
+        for (int q = 0; q < npts; q++)
+            for (int f = 0; f < NF; f++)
+                xw[q][f] = keep >> f & 1 ? xs[q][f] : 0;
+        xf = (const double(*)[NF])xw;
+    }
+    if (fit(xf, ts, npts, co) != 0)
         return 0;
     double model = dot(co, xk);
     if (!(model > 0))
@@ -302,7 +309,7 @@ static double calibrated(const double (*xs)[NF], const double *ts, int npts, con
     /* the nearest shapes' residuals (log measured / fitted), shrunk toward the model */
     double sum = 0, wsum = RESIDUAL_PRIOR;
     for (int i = 0; i < nn; i++) {
-        double fitted = dot(co, xw[near[i]]);
+        double fitted = dot(co, xf[near[i]]);
         if (fitted > 0) {
             sum += log(ts[near[i]] / fitted) / dist[i];
             wsum += 1 / dist[i];
