@@ -19,7 +19,7 @@ typedef struct kern {
     char *config;              /* layout-free */
     int threads;
     double occupancy;
-    int bps;                   /* > 0: blocks per SM as a catalogue says (a kernel of opts.measured alone) */
+    int bps;                   /* > 0: blocks per SM as a catalogue says (a kernel of opts.measured) */
 } kern;
 
 typedef struct pair {
@@ -161,6 +161,11 @@ static void from_catalogue(collect *c, const kgi_catalogue *cat, const char *pat
             out_of_memory(c);
             return;
         }
+        /* Its blocks per SM stay the catalogue's where an export timed it too: an export reads them from
+         * the occupancy of its first row, whose layout is whichever came first (registers differ by layout:
+         * catalogue kernel 1 of sm_90 fits 10 blocks in nn, 8 in nt), and timing a kernel at a few more
+         * pairs must not move the model's waves at every other. */
+        c->k[ki].bps = kk->bps;
         for (int r = 0; r < cat->nrows; r++) {
             const kgi_cat_row *row = &cat->rows[r];
             double us = kgi_catalogue_time(cat, r, j);

@@ -152,8 +152,9 @@ static const command commands[] = {
      "      score better than the choice from scratch; a pair they leave more than R times\n"
      "      slower is not made worse, and may stay so. N is at least their count unless given.\n"
      "      --measured takes CATALOGUE's times (its kernels and pairs too) wherever no EXPORT\n"
-     "      timed that kernel at that pair: a committed catalogue extended by new\n"
-     "      measurements without the database it was made from.\n"
+     "      timed that kernel at that pair, and its blocks per SM for the kernels it holds:\n"
+     "      a committed catalogue extended by new measurements without the database it was\n"
+     "      made from.\n"
      "  kernels CATALOGUE [--layout L] [-o FILE]\n"
      "      the catalogue's kernels as a --configs list, in its order; with --layout, only\n"
      "      those kg_matmul runs in layout L (those with times there), each with layout=L.\n"},

@@ -208,6 +208,16 @@ check "--measured: an export's time wins over the catalogue's ($(at512 2 2))" \
 check "--measured: every other time the catalogue's" \
     test "$(grep '^time ' "$tmp/meas2.txt" | grep -v '^time nn 512 512 512 ')" = \
     "$(grep '^time ' "$tmp/cat.txt" | grep -v '^time nn 512 512 512 ')"
+# a kernel the catalogue holds keeps the catalogue's blocks per SM (BPS) where an export timed it again: the
+# export's occupancy is that of whichever layout came first. Kernel 1's BPS changed in a copy of the catalogue
+bps1=$(awk '$1 == "kernel" && $2 == 1 { print $9 }' "$tmp/cat.txt")
+awk -v b=$((bps1 + 3)) '$1 == "kernel" && $2 == 1 { $9 = b } { print }' "$tmp/cat.txt" >"$tmp/bps.txt"
+"$KGEN" catalogue make "$tmp/nn.csv" --kernels "$tmp/bps.txt" --measured "$tmp/bps.txt" --date 2026-11-23 \
+    -o "$tmp/meas3.txt" 2>/dev/null
+check "--measured: a kernel keeps the catalogue's blocks per SM ($((bps1 + 3)), the export's $bps1)" \
+    test "$(awk '$1 == "kernel" && $2 == 1 { print $9 }' "$tmp/meas3.txt")" = $((bps1 + 3))
+check "--measured: its times are still the export's and the catalogue's" \
+    test "$(grep '^time ' "$tmp/meas3.txt")" = "$(grep '^time ' "$tmp/cat.txt")"
 sed 's/^device NVIDIA H200$/device NVIDIA H100 80GB HBM3/' "$tmp/cat.txt" >"$tmp/h100.txt"
 expect 2 "$tmp/h100.txt was measured on NVIDIA H100 80GB HBM3 (sm_90, 132 SMs), the exports on NVIDIA H200" \
     catalogue make "$DATA" --measured "$tmp/h100.txt" --date 2026-11-23 -o "$tmp/x.txt"
