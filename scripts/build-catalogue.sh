@@ -80,6 +80,8 @@ function halton(i, b,   f, r) { f = 1; r = 0; while (i > 0) { f /= b; r += f * (
 function size(l, i) { return sizep(l, i, 0.5) }
 # the same, rounded where the base-7 point is below p
 function sizep(l, i, p,   v) { v = int(2 ^ l + 0.5); if (halton(i, 7) < p && v >= 48) v = int(v / 16 + 0.5) * 16; return v }
+# 2^l as a size of 8-byte rows (2 mod 4), or (i >= 0 and the base-7 point of i below 1/2) of 16-byte rows
+function eight(l, i,   v) { v = int(2 ^ l + 0.5); if (i >= 0 && halton(i, 7) < 0.5) return int(v / 16 + 0.5) * 16; return int(v / 4) * 4 + 2 }
 # at most 2^35 multiply-adds (about 3300^3): all three shrunk alike in log space
 function cap(   s) { s = lm + ln + lk; if (s > 35) { lm -= (s - 35) * lm / s; ln -= (s - 35) * ln / s; lk -= (s - 35) * lk / s } }
 BEGIN {
@@ -133,6 +135,13 @@ BEGIN {
     printf "s%d %d %d %d\n", sq[i], sq[i], sq[i], sq[i]
   for (i = 1; i <= n; i++)         # the same squares one larger: no 16-byte rows, the same waves
     printf "s%d %d %d %d\n", sq[i] + 1, sq[i] + 1, sq[i] + 1, sq[i] + 1
+  for (i = 1; i <= n; i++)         # and two larger: 8-byte rows (a size 2 mod 4), the same waves
+    printf "s%d %d %d %d\n", sq[i] + 2, sq[i] + 2, sq[i] + 2, sq[i] + 2
+  for (i = 1; i <= 16; i++) {      # M, N 64..8192, K 64..16384 with 8-byte rows: N (the rows of C, and of B in nn, tn)
+    j = i + 128                    # 2 mod 4; M and K each 2 mod 4 where the base-7 point is below 1/2, else a multiple
+    lm = 6 + 7 * halton(j, 2); ln = 6 + 7 * halton(j, 3); lk = 6 + 8 * halton(j, 5); cap()   # of 16. Later points than c
+    printf "e%02d %d %d %d\n", i, eight(lm, j), eight(ln, -1), eight(lk, j + 1)
+  }
 }'
 }
 
