@@ -55,6 +55,14 @@
 # are the candidates (no step 2b), and step 4 keeps them all, in FILE's order
 # (after a change to their templates that keeps their parameters, or on another
 # GPU of the architecture).
+# KGEN_CATALOGUE_EXTEND=FILE extends a catalogue with new measurements:
+# FILE's kernels are timed only at the training pairs FILE has no times
+# for (shapes added to the training file since it was made), and the
+# kernels of KGEN_CATALOGUE_ADD=CONFIGS (a --configs list), if given, at
+# every training pair; step 2c times each of them again at the launch-bound
+# pairs among those; step 4 keeps FILE's kernels and times, appends the
+# added kernels (make --kernels FILE --add CONFIGS --measured FILE). No
+# step 2b. Timing a new kernel costs one candidate's share of step 2.
 # A WORK_DIR given again resumes (its candidates, and what its database
 # holds is not timed again): a run may be split over several sessions.
 # Rebuild libkgen afterwards: the catalogue is embedded at build time.
@@ -225,14 +233,17 @@ END {
     [ -z "$w" ] || printf '%s\n' "$w" | sort | { grep -vxF -f "$1" || true; }
 }
 
-# step 2c's shapes, launch_bound_shapes LAYOUT EXPORT SHAPES (a `kgen db export` in CSV of the candidates'
-# times, the training shapes file): the training shapes whose fastest candidate in LAYOUT takes less than
+# step 2c's shapes, launch_bound_shapes LAYOUT SHAPES CSV... (the training shapes file, then `kgen db export`s
+# in CSV of the candidates' times, or times in those columns): the training shapes whose fastest time in LAYOUT
+# takes less than
 # PASS_BELOW times the fastest time measured at any (layout, shape), in the training file's order. The
 # fastest time anywhere is about one launch's cost on the host; below a few of those, how fast the host
 # launches decides the time, and with it which kernel is fastest
 launch_bound_shapes() {
-    sel=$(awk -F, -v l="$1" -v f="$PASS_BELOW" "$EXPORT_CSV"'
-FNR == 1 { header("layout m n k outcome time_ms", ""); next }
+    l=$1 shapes=$2
+    shift 2
+    sel=$(awk -F, -v l="$l" -v f="$PASS_BELOW" "$EXPORT_CSV"'
+FNR == 1 { header("layout m n k outcome time_ms", "layout m n k outcome time_ms"); next }
 {
   t = $c["time_ms"] + 0
   if ($c["outcome"] != "ok" || t <= 0) next
@@ -244,9 +255,22 @@ FNR == 1 { header("layout m n k outcome time_ms", ""); next }
 END {
   if (bad || !all_read()) exit 1
   for (s in best) if (best[s] < f * all) print s
-}' "$2") || return 1
+}' "$@") || return 1
     [ -z "$sel" ] || printf '%s\n' "$sel" |
-        awk 'NR == FNR { want[$0] = 1; next } !/^#/ && NF == 4 && ((($2 + 0) " " ($3 + 0) " " ($4 + 0)) in want)' - "$3"
+        awk 'NR == FNR { want[$0] = 1; next } !/^#/ && NF == 4 && ((($2 + 0) " " ($3 + 0) " " ($4 + 0)) in want)' - "$shapes"
+}
+
+# extending, catalogue_times CATALOGUE: its times as CSV in an export's columns (layout m n k outcome
+# time_ms; the fastest of each time line, in ms), for launch_bound_shapes; untimed_shapes LAYOUT CATALOGUE
+# SHAPES: the training shapes the catalogue has no time line for in LAYOUT
+catalogue_times() {
+    awk 'BEGIN { print "layout,m,n,k,outcome,time_ms" }
+$1 == "time" { b = 0; for (i = 6; i <= NF; i++) if ($i != "-" && (b == 0 || $i + 0 < b)) b = $i + 0
+  if (b > 0) printf "%s,%d,%d,%d,ok,%.9g\n", $2, $3, $4, $5, b / 1000 }' "$1"
+}
+untimed_shapes() {
+    awk -v l="$1" 'NR == FNR { if ($1 == "time" && $2 == l) had[($3 + 0) " " ($4 + 0) " " ($5 + 0)] = 1; next }
+!/^#/ && NF == 4 && !((($2 + 0) " " ($3 + 0) " " ($4 + 0)) in had)' "$2" "$3"
 }
 
 # an input file of the modes below, from the caller's directory: readable, and a file
@@ -325,6 +349,23 @@ KEEP=
 [ -z "${KGEN_CATALOGUE_KEEP:-}" ] || KEEP=$(catalogue_path "$KGEN_CATALOGUE_KEEP") || exit 2
 BASE=
 [ -z "${KGEN_CATALOGUE_BASE:-}" ] || BASE=$(catalogue_path "$KGEN_CATALOGUE_BASE") || exit 2
+EXTEND=
+[ -z "${KGEN_CATALOGUE_EXTEND:-}" ] || EXTEND=$(catalogue_path "$KGEN_CATALOGUE_EXTEND") || exit 2
+ADD=
+[ -z "${KGEN_CATALOGUE_ADD:-}" ] || ADD=$(from_caller "$KGEN_CATALOGUE_ADD")
+if [ -n "$EXTEND" ] && { [ ! -r "$EXTEND" ] || [ ! -f "$EXTEND" ] || [ -n "$NKERN" ] ||
+    [ -n "${KGEN_CATALOGUE_TUNE:-}" ] || [ -n "$BASE" ] || [ -n "${KGEN_CATALOGUE_KEEP:-}" ] ||
+    [ -n "${KGEN_CATALOGUE_NEW_CANDIDATES:-}" ]; }; then
+    echo "build-catalogue.sh: KGEN_CATALOGUE_EXTEND: '$EXTEND' must be a readable catalogue, and it keeps its own" \
+        "kernels (no KGEN_CATALOGUE_KERNELS, KGEN_CATALOGUE_TUNE, KGEN_CATALOGUE_BASE, KGEN_CATALOGUE_KEEP or" \
+        "KGEN_CATALOGUE_NEW_CANDIDATES)" >&2
+    exit 2
+fi
+if [ -n "$ADD" ] && { [ -z "$EXTEND" ] || [ ! -r "$ADD" ] || [ ! -f "$ADD" ]; }; then
+    echo "build-catalogue.sh: KGEN_CATALOGUE_ADD: '$ADD' must be a readable --configs list, and it adds to" \
+        "KGEN_CATALOGUE_EXTEND's catalogue" >&2
+    exit 2
+fi
 if [ -n "$KEEP" ] && { [ ! -r "$KEEP" ] || [ ! -f "$KEEP" ] || [ -n "$NKERN" ] || [ -n "${KGEN_CATALOGUE_TUNE:-}" ] ||
     [ -n "$BASE" ]; }; then
     echo "build-catalogue.sh: KGEN_CATALOGUE_KEEP: '$KEEP' must be a readable catalogue, and it keeps its own kernels" \
@@ -404,20 +445,52 @@ t0=$(date +%s)
 FROM="$WORK/candidates.txt"
 TUNED=             # yes: step 2b's winners are among the candidates (the header says so)
 NTUNE=${KGEN_CATALOGUE_TUNE:-0}   # step 2b: none unless asked, 8 with BASE, 12 with new candidates (below)
-if [ -n "$KEEP" ]; then
-    # a catalogue measured again: its kernels, as a --configs list (a WORK_DIR resumed must hold the same)
-    "$KGEN" catalogue kernels "$KEEP" -o "$WORK/candidates.new" || exit 1
+if [ -n "$KEEP$EXTEND" ]; then
+    # a catalogue measured again or extended: its kernels, as a --configs list (a WORK_DIR resumed must hold
+    # the same), and extending, the kernels to add (WORK_DIR/added.txt)
+    "$KGEN" catalogue kernels "$KEEP$EXTEND" -o "$WORK/candidates.new" || exit 1
     if [ ! -s "$WORK/candidates.new" ]; then
-        echo "build-catalogue.sh: no kernel lines in $KEEP" >&2
+        echo "build-catalogue.sh: no kernel lines in $KEEP$EXTEND" >&2
         exit 1
     fi
     if [ -s "$WORK/candidates.txt" ] && ! cmp -s "$WORK/candidates.new" "$WORK/candidates.txt"; then
-        echo "build-catalogue.sh: $WORK/candidates.txt is not the kernels of $KEEP: give another WORK_DIR" >&2
+        echo "build-catalogue.sh: $WORK/candidates.txt is not the kernels of $KEEP$EXTEND: give another WORK_DIR" >&2
+        exit 1
+    fi
+    if [ -n "$ADD" ]; then
+        grep -v '^[[:space:]]*\(#\|$\)' "$ADD" > "$WORK/added.new" || {
+            echo "build-catalogue.sh: KGEN_CATALOGUE_ADD: no configuration in $ADD" >&2; exit 2; }
+        if [ -s "$WORK/added.txt" ] && ! cmp -s "$WORK/added.new" "$WORK/added.txt"; then
+            echo "build-catalogue.sh: $WORK/added.txt is not the configurations of $ADD: give another WORK_DIR" >&2
+            exit 1
+        fi
+        mv "$WORK/added.new" "$WORK/added.txt" || exit 1
+    elif [ -s "$WORK/added.txt" ]; then
+        echo "build-catalogue.sh: $WORK/added.txt holds kernels to add and KGEN_CATALOGUE_ADD is not set: give another" \
+            "WORK_DIR" >&2
         exit 1
     fi
     mv "$WORK/candidates.new" "$WORK/candidates.txt" || exit 1
-    echo "build-catalogue.sh: measuring again the $(wc -l < "$WORK/candidates.txt") kernels of $KEEP"
-    FROM="the kernels of $KEEP"
+    if [ -n "$KEEP" ]; then
+        echo "build-catalogue.sh: measuring again the $(wc -l < "$WORK/candidates.txt") kernels of $KEEP"
+        FROM="the kernels of $KEEP"
+    else
+        nnew=0
+        for l in $LAYOUTS; do
+            untimed_shapes "$l" "$EXTEND" "$SHAPES" > "$WORK/new-shapes-$l.txt" || exit 1
+            nnew=$((nnew + $(wc -l < "$WORK/new-shapes-$l.txt")))
+        done
+        if [ -z "$ADD" ] && [ "$nnew" = 0 ]; then
+            echo "build-catalogue.sh: $EXTEND has times at every training pair of $SHAPES in $LAYOUTS, and no" \
+                "KGEN_CATALOGUE_ADD: nothing to time, nothing written"
+            exit 0
+        fi
+        echo "build-catalogue.sh: extending $EXTEND: its $(wc -l < "$WORK/candidates.txt") kernels at the" \
+            "$nnew training pairs it has no times for${ADD:+, and the}" \
+            "${ADD:+$(wc -l < "$WORK/added.txt") kernels of $ADD at every pair}"
+        FROM="the kernels of $EXTEND, timed at the training pairs it had no times for"
+        [ -z "$ADD" ] || FROM="$FROM, and those of $(basename "$ADD") at every pair"
+    fi
 elif [ -n "$BASE" ]; then
     # a rebuild from a catalogue's kernels: they come first in WORK_DIR's candidates, step 2b's winners after
     "$KGEN" catalogue kernels "$BASE" -o "$WORK/candidates.new" || exit 1
@@ -466,12 +539,12 @@ else
     NTUNE=${KGEN_CATALOGUE_TUNE:-12}
 fi
 
-# time_in L SHAPES DB LOG: the candidates timed at SHAPES in layout L into database DB, the tuner's output in
-# WORK_DIR/LOG.txt and .err. Every candidate timed alike, as a GEMM called in a loop runs and as kgen-bench
+# time_in L SHAPES DB LOG [CONFIGS]: the candidates (or CONFIGS' kernels) timed at SHAPES in layout L into
+# database DB, the tuner's output in WORK_DIR/LOG.txt and .err. Every candidate timed alike, as a GEMM called in a loop runs and as kgen-bench
 # compares with cuBLAS: launches queued back to back, L2 warm (one launch at a time would add its launch
 # latency, more for kernels of two launches); no final stage
 time_in() {
-    "$KGEN" tune --configs "$WORK/candidates.txt" --shapes "$2" --layout "$1" --db "$3" \
+    "$KGEN" tune --configs "${5:-$WORK/candidates.txt}" --shapes "$2" --layout "$1" --db "$3" \
         --back-to-back --final 0 --max-seconds 0.1 --top 0 > "$WORK/$4.txt" 2> "$WORK/$4.err"
     rc=$?
     tail -n 3 "$WORK/$4.err"
@@ -479,8 +552,20 @@ time_in() {
 }
 time_candidates() {
     for l in $LAYOUTS; do
-        echo "build-catalogue.sh: timing the candidates in layout $l"
-        time_in "$l" "$SHAPES" "$WORK/build.db" "tune-$l"
+        if [ -z "$EXTEND" ]; then
+            echo "build-catalogue.sh: timing the candidates in layout $l"
+            time_in "$l" "$SHAPES" "$WORK/build.db" "tune-$l"
+            continue
+        fi
+        if [ -s "$WORK/new-shapes-$l.txt" ]; then
+            echo "build-catalogue.sh: timing the kernels of $EXTEND at its $(wc -l < "$WORK/new-shapes-$l.txt")" \
+                "untimed shapes in layout $l"
+            time_in "$l" "$WORK/new-shapes-$l.txt" "$WORK/build.db" "tune-$l"
+        fi
+        if [ -n "$ADD" ]; then
+            echo "build-catalogue.sh: timing the kernels to add in layout $l"
+            time_in "$l" "$SHAPES" "$WORK/build.db" "add-$l" "$WORK/added.txt"
+        fi
     done
 }
 
@@ -546,18 +631,37 @@ fi
 set -- "$WORK/measured.csv"
 if [ "$PASSES" -gt 1 ]; then
     "$KGEN" db export --db "$WORK/build.db" --outcome ok --format csv -o "$WORK/ok.csv" || exit 1
+    # extending: the catalogue's times count too (a pair is launch-bound by its fastest time of all)
+    set -- "$WORK/ok.csv"
+    if [ -n "$EXTEND" ]; then
+        catalogue_times "$EXTEND" > "$WORK/catalogue-times.csv" || exit 1
+        set -- "$@" "$WORK/catalogue-times.csv"
+    fi
     nb=0
     for l in $LAYOUTS; do
-        launch_bound_shapes "$l" "$WORK/ok.csv" "$SHAPES" > "$WORK/pass-shapes-$l.txt" || exit 1
+        launch_bound_shapes "$l" "$SHAPES" "$@" > "$WORK/pass-shapes-$l.txt" || exit 1
+        if [ -n "$EXTEND" ]; then
+            # the catalogue's kernels again where they were timed, the added ones at every such pair
+            awk 'NR == FNR { n[$2 " " $3 " " $4] = 1; next } ($2 " " $3 " " $4) in n' "$WORK/new-shapes-$l.txt" \
+                "$WORK/pass-shapes-$l.txt" > "$WORK/pass-new-shapes-$l.txt" || exit 1
+            [ -n "$ADD" ] || mv "$WORK/pass-new-shapes-$l.txt" "$WORK/pass-shapes-$l.txt" || exit 1
+        fi
         nb=$((nb + $(wc -l < "$WORK/pass-shapes-$l.txt")))
     done
+    set -- "$WORK/measured.csv"
     p=2
     while [ "$p" -le "$PASSES" ]; do
         for l in $LAYOUTS; do
             [ -s "$WORK/pass-shapes-$l.txt" ] || continue
             echo "build-catalogue.sh: pass $p of $PASSES: the candidates at the $(wc -l < "$WORK/pass-shapes-$l.txt")" \
                 "shapes in layout $l whose fastest time is under $PASS_BELOW times the fastest anywhere"
-            time_in "$l" "$WORK/pass-shapes-$l.txt" "$WORK/pass-$p.db" "pass-$p-$l"
+            if [ -z "$ADD" ]; then
+                time_in "$l" "$WORK/pass-shapes-$l.txt" "$WORK/pass-$p.db" "pass-$p-$l"
+                continue
+            fi
+            [ ! -s "$WORK/pass-new-shapes-$l.txt" ] ||
+                time_in "$l" "$WORK/pass-new-shapes-$l.txt" "$WORK/pass-$p.db" "pass-$p-$l"
+            time_in "$l" "$WORK/pass-shapes-$l.txt" "$WORK/pass-$p.db" "pass-$p-add-$l" "$WORK/added.txt"
         done
         if [ -e "$WORK/pass-$p.db" ]; then
             "$KGEN" db export --db "$WORK/pass-$p.db" --format csv -o "$WORK/pass-$p.csv" || exit 1
@@ -571,5 +675,7 @@ fi
 CMD="scripts/build-catalogue.sh (training shapes $SHAPES, candidates: $FROM${NKERN:+, at most $NKERN kernels})"
 [ "${#CMD}" -le 255 ] || CMD=$(printf '%.252s...' "$CMD")
 "$KGEN" catalogue make "$@" ${NKERN:+--max-kernels} ${NKERN:+"$NKERN"} ${KEEP:+--kernels} ${KEEP:+"$KEEP"} \
-    ${BASE:+--start} ${BASE:+"$BASE"} --date "$DATE" --driver "$DRIVER" --command "$CMD" -o "$OUT" || exit 1
+    ${EXTEND:+--kernels} ${EXTEND:+"$EXTEND"} ${ADD:+--add} ${ADD:+"$WORK/added.txt"} \
+    ${EXTEND:+--measured} ${EXTEND:+"$EXTEND"} ${BASE:+--start} ${BASE:+"$BASE"} --date "$DATE" --driver "$DRIVER" \
+    --command "$CMD" -o "$OUT" || exit 1
 echo "build-catalogue.sh: wrote $OUT in $(($(date +%s) - t0)) s; rebuild kgen to embed it"

@@ -316,4 +316,62 @@ for v in x 1.2.3 -1 .; do
     check "... saying so" grep -q "KGEN_CATALOGUE_PASS_BELOW: not a number '$v'" "$tmp/err"
 done
 check "... before anything is made" test ! -e "$tmp/pbad"
+# KGEN_CATALOGUE_EXTEND: the catalogue's kernels timed only at the training pairs it has no times for, the
+# added kernels (KGEN_CATALOGUE_ADD) at every pair, make keeps the catalogue's kernels and times. Training
+# shapes: two the committed catalogue timed in every layout (512x160x42, 4.1 us at best in nn: launch-bound;
+# 2896x35x1184) and two it did not; the stand-in's export times 10^3 at 4 us and 700^3 at 0.5 ms
+standin "$tmp/x" 'GPU,matmul_warp,bm=64 layout=nn,nn,10,10,10,ok,0.004,0\nGPU,matmul_warp,bm=64 layout=nn,nn,700,700,700,ok,0.5,0\n'
+printf '# shapes\ng01 512 160 42\ng03 2896 35 1184\nx1 700 700 700\nx2 10 10 10\n' >"$tmp/xshapes.txt"
+rm -f "$tmp/make-args" "$tmp/tune-args"
+KGEN_CATALOGUE_EXTEND="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_SHAPES="$tmp/xshapes.txt" sh "$SCRIPT" "$tmp/x" \
+    "$tmp/xw" >"$tmp/out" 2>"$tmp/err"
+check "EXTEND: exits 0 ($(cat "$tmp/err"))" test $? = 0
+check "... the candidates are the catalogue's kernels" cmp -s "$tmp/xw/candidates.txt" "$tmp/base.cfg"
+check "... the shapes it has no times for, per layout" \
+    test "$(cat "$tmp/xw/new-shapes-nn.txt")" = "$(printf 'x1 700 700 700\nx2 10 10 10')"
+check "... timed there in each layout, and nothing else" \
+    test "$(grep -c -- "--configs $tmp/xw/candidates.txt --shapes $tmp/xw/new-shapes-" "$tmp/tune-args")" = 4
+check "... step 2c: the launch-bound pairs among them (10^3, not 512x160x42, which the catalogue timed)" \
+    test "$(cat "$tmp/xw/pass-shapes-nn.txt")" = "x2 10 10 10"
+check "... make keeps the catalogue's kernels and times" \
+    test "$(grep -A1 -x -e --kernels -e --measured "$tmp/make-args" | grep -vx -e -- -e --kernels -e --measured)" = \
+    "$(printf 'catalogue/sm_90.txt\ncatalogue/sm_90.txt')"
+check "... adds none" sh -c "! grep -qx -- --add '$tmp/make-args'"
+check "... the header says how" grep -q "candidates: the kernels of catalogue/sm_90.txt, timed at the training pairs it had no times for; 1 launch-bound pairs timed in 3 passes)" "$tmp/make-args"
+printf '# a kernel to add\nmatmul_warp bm=32 bn=32\n' >"$tmp/add.cfg"
+rm -f "$tmp/make-args" "$tmp/tune-args"
+KGEN_CATALOGUE_EXTEND="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_ADD="$tmp/add.cfg" KGEN_CATALOGUE_SHAPES="$tmp/xshapes.txt" \
+    sh "$SCRIPT" "$tmp/x" "$tmp/xw2" >"$tmp/out" 2>"$tmp/err"
+check "EXTEND and ADD: exits 0 ($(cat "$tmp/err"))" test $? = 0
+check "... the added kernels at every training pair in each layout" \
+    test "$(grep -c -- "--configs $tmp/xw2/added.txt --shapes $tmp/xshapes.txt" "$tmp/tune-args")" = 4
+check "... the catalogue's at the new ones" \
+    test "$(grep -c -- "--configs $tmp/xw2/candidates.txt --shapes $tmp/xw2/new-shapes-" "$tmp/tune-args")" = 4
+check "... step 2c: the added kernels at every launch-bound pair, by the catalogue's times too" \
+    test "$(grep -c -- "--configs $tmp/xw2/added.txt --shapes $tmp/xw2/pass-shapes-nn.txt" "$tmp/tune-args")" = 2 \
+    -a "$(cat "$tmp/xw2/pass-shapes-nn.txt")" = "$(printf 'g01 512 160 42\nx2 10 10 10')"
+check "... the catalogue's at the new one" \
+    test "$(grep -c -- "--configs $tmp/xw2/candidates.txt --shapes $tmp/xw2/pass-new-shapes-nn.txt" "$tmp/tune-args")" = 2
+check "... make adds them" test "$(grep -A1 -x -- --add "$tmp/make-args" | tail -n 1)" = "$tmp/xw2/added.txt"
+check "... their list without comments" test "$(cat "$tmp/xw2/added.txt")" = "matmul_warp bm=32 bn=32"
+# nothing to time: the catalogue has times at every training pair, and no kernel to add
+printf 'g01 512 160 42\n' >"$tmp/xold.txt"
+rm -f "$tmp/make-args" "$tmp/tune-args"
+KGEN_CATALOGUE_EXTEND="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_SHAPES="$tmp/xold.txt" sh "$SCRIPT" "$tmp/x" \
+    "$tmp/xw3" >"$tmp/out" 2>"$tmp/err"
+check "EXTEND with every pair timed: exits 0" test $? = 0
+check "... saying so" grep -q "nothing to time, nothing written" "$tmp/out"
+check "... nothing timed or made" test ! -e "$tmp/tune-args" -a ! -e "$tmp/make-args"
+# refused before anything runs
+KGEN_CATALOGUE_EXTEND="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_KERNELS=12 run 2 "it keeps its own kernels" \
+    sh "$SCRIPT" "$tmp/x" "$tmp/xbad"
+KGEN_CATALOGUE_EXTEND="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_KEEP="$SRC/catalogue/sm_90.txt" \
+    run 2 "it keeps its own kernels" sh "$SCRIPT" "$tmp/x" "$tmp/xbad"
+KGEN_CATALOGUE_EXTEND="$tmp/none.txt" run 2 "KGEN_CATALOGUE_EXTEND: '$tmp/none.txt' must be a readable catalogue" \
+    sh "$SCRIPT" "$tmp/x" "$tmp/xbad"
+KGEN_CATALOGUE_ADD="$tmp/add.cfg" run 2 "KGEN_CATALOGUE_ADD: '$tmp/add.cfg' must be a readable --configs list, and it adds to" \
+    sh "$SCRIPT" "$tmp/x" "$tmp/xbad"
+KGEN_CATALOGUE_EXTEND="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_ADD="$tmp/nosuch.cfg" run 2 \
+    "KGEN_CATALOGUE_ADD: '$tmp/nosuch.cfg' must be a readable" sh "$SCRIPT" "$tmp/x" "$tmp/xbad"
+check "... before anything is made" test ! -e "$tmp/xbad"
 finish
