@@ -352,7 +352,7 @@ BASE=
 EXTEND=
 [ -z "${KGEN_CATALOGUE_EXTEND:-}" ] || EXTEND=$(catalogue_path "$KGEN_CATALOGUE_EXTEND") || exit 2
 ADD=
-[ -z "${KGEN_CATALOGUE_ADD:-}" ] || ADD=$(from_caller "$KGEN_CATALOGUE_ADD")
+[ -z "${KGEN_CATALOGUE_ADD:-}" ] || ADD=$(catalogue_path "$KGEN_CATALOGUE_ADD") || exit 2
 if [ -n "$EXTEND" ] && { [ ! -r "$EXTEND" ] || [ ! -f "$EXTEND" ] || [ -n "$NKERN" ] ||
     [ -n "${KGEN_CATALOGUE_TUNE:-}" ] || [ -n "$BASE" ] || [ -n "${KGEN_CATALOGUE_KEEP:-}" ] ||
     [ -n "${KGEN_CATALOGUE_NEW_CANDIDATES:-}" ]; }; then
@@ -489,7 +489,7 @@ if [ -n "$KEEP$EXTEND" ]; then
             "$nnew training pairs it has no times for${ADD:+, and the}" \
             "${ADD:+$(wc -l < "$WORK/added.txt") kernels of $ADD at every pair}"
         FROM="the kernels of $EXTEND, timed at the training pairs it had no times for"
-        [ -z "$ADD" ] || FROM="$FROM, and those of $(basename "$ADD") at every pair"
+        [ -z "$ADD" ] || FROM="$FROM, and those of $ADD at every pair"
     fi
 elif [ -n "$BASE" ]; then
     # a rebuild from a catalogue's kernels: they come first in WORK_DIR's candidates, step 2b's winners after
@@ -675,7 +675,7 @@ fi
 CMD="scripts/build-catalogue.sh (training shapes $SHAPES, candidates: $FROM${NKERN:+, at most $NKERN kernels})"
 [ "${#CMD}" -le 255 ] || CMD=$(printf '%.252s...' "$CMD")
 "$KGEN" catalogue make "$@" ${NKERN:+--max-kernels} ${NKERN:+"$NKERN"} ${KEEP:+--kernels} ${KEEP:+"$KEEP"} \
-    ${EXTEND:+--kernels} ${EXTEND:+"$EXTEND"} ${ADD:+--add} ${ADD:+"$WORK/added.txt"} \
+    ${EXTEND:+--kernels} ${EXTEND:+"$EXTEND"} ${ADD:+--add} ${ADD:+"$ADD"} \
     ${EXTEND:+--measured} ${EXTEND:+"$EXTEND"} ${BASE:+--start} ${BASE:+"$BASE"} --date "$DATE" --driver "$DRIVER" \
     --command "$CMD" -o "$OUT" || exit 1
 echo "build-catalogue.sh: wrote $OUT in $(($(date +%s) - t0)) s; rebuild kgen to embed it"

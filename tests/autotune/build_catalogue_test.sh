@@ -352,8 +352,22 @@ check "... step 2c: the added kernels at every launch-bound pair, by the catalog
     -a "$(cat "$tmp/xw2/pass-shapes-nn.txt")" = "$(printf 'g01 512 160 42\nx2 10 10 10')"
 check "... the catalogue's at the new one" \
     test "$(grep -c -- "--configs $tmp/xw2/candidates.txt --shapes $tmp/xw2/pass-new-shapes-nn.txt" "$tmp/tune-args")" = 2
-check "... make adds them" test "$(grep -A1 -x -- --add "$tmp/make-args" | tail -n 1)" = "$tmp/xw2/added.txt"
-check "... their list without comments" test "$(cat "$tmp/xw2/added.txt")" = "matmul_warp bm=32 bn=32"
+check "... make adds them" test "$(grep -A1 -x -- --add "$tmp/make-args" | tail -n 1)" = "$tmp/add.cfg"
+check "... the WORK_DIR keeps their list (without comments) to check a resumed run by" \
+    test "$(cat "$tmp/xw2/added.txt")" = "matmul_warp bm=32 bn=32"
+check "... the header names it" grep -q "and those of $tmp/add.cfg at every pair" "$tmp/make-args"
+# resumed with another list to add, or none: refused before any timing
+printf 'matmul_warp bm=64 bn=32\n' >"$tmp/add2.cfg"
+rm -f "$tmp/tune-args"
+KGEN_CATALOGUE_EXTEND="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_ADD="$tmp/add2.cfg" KGEN_CATALOGUE_SHAPES="$tmp/xshapes.txt" \
+    sh "$SCRIPT" "$tmp/x" "$tmp/xw2" >"$tmp/out" 2>"$tmp/err"
+check "EXTEND resumed with another ADD list exits 1" test $? = 1
+check "... saying so" grep -q "added.txt is not the configurations of $tmp/add2.cfg" "$tmp/err"
+KGEN_CATALOGUE_EXTEND="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_SHAPES="$tmp/xshapes.txt" sh "$SCRIPT" "$tmp/x" "$tmp/xw2" \
+    >"$tmp/out" 2>"$tmp/err"
+check "EXTEND resumed without the ADD list exits 1" test $? = 1
+check "... saying so" grep -q "holds kernels to add and KGEN_CATALOGUE_ADD is not set" "$tmp/err"
+check "... before any timing" test ! -e "$tmp/tune-args"
 # nothing to time: the catalogue has times at every training pair, and no kernel to add
 printf 'g01 512 160 42\n' >"$tmp/xold.txt"
 rm -f "$tmp/make-args" "$tmp/tune-args"
