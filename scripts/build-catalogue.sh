@@ -235,8 +235,7 @@ END {
 
 # step 2c's shapes, launch_bound_shapes LAYOUT SHAPES CSV... (the training shapes file, then `kgen db export`s
 # in CSV of the candidates' times, or times in those columns): the training shapes whose fastest time in LAYOUT
-# takes less than
-# PASS_BELOW times the fastest time measured at any (layout, shape), in the training file's order. The
+# is under PASS_BELOW times the fastest time measured at any (layout, shape), in the training file's order. The
 # fastest time anywhere is about one launch's cost on the host; below a few of those, how fast the host
 # launches decides the time, and with it which kernel is fastest
 launch_bound_shapes() {
@@ -361,9 +360,10 @@ if [ -n "$EXTEND" ] && { [ ! -r "$EXTEND" ] || [ ! -f "$EXTEND" ] || [ -n "$NKER
         "KGEN_CATALOGUE_NEW_CANDIDATES)" >&2
     exit 2
 fi
-if [ -n "$ADD" ] && { [ -z "$EXTEND" ] || [ ! -r "$ADD" ] || [ ! -f "$ADD" ]; }; then
-    echo "build-catalogue.sh: KGEN_CATALOGUE_ADD: '$ADD' must be a readable --configs list, and it adds to" \
-        "KGEN_CATALOGUE_EXTEND's catalogue" >&2
+if [ -n "$ADD" ] && { [ -z "$EXTEND" ] || [ ! -r "$ADD" ] || [ ! -f "$ADD" ] ||
+    ! grep -q -v '^[[:space:]]*\(#\|$\)' "$ADD"; }; then
+    echo "build-catalogue.sh: KGEN_CATALOGUE_ADD: '$ADD' must be a readable --configs list of one configuration" \
+        "or more, and it adds to KGEN_CATALOGUE_EXTEND's catalogue" >&2
     exit 2
 fi
 if [ -n "$KEEP" ] && { [ ! -r "$KEEP" ] || [ ! -f "$KEEP" ] || [ -n "$NKERN" ] || [ -n "${KGEN_CATALOGUE_TUNE:-}" ] ||
@@ -458,8 +458,14 @@ if [ -n "$KEEP$EXTEND" ]; then
         exit 1
     fi
     if [ -n "$ADD" ]; then
-        grep -v '^[[:space:]]*\(#\|$\)' "$ADD" > "$WORK/added.new" || {
-            echo "build-catalogue.sh: KGEN_CATALOGUE_ADD: no configuration in $ADD" >&2; exit 2; }
+        grep -v '^[[:space:]]*\(#\|$\)' "$ADD" > "$WORK/added.new" || exit 1
+        # one the catalogue holds already would be refused by make, after the timing
+        if grep -xF -f "$WORK/candidates.new" "$WORK/added.new" > "$WORK/added.dup"; then
+            echo "build-catalogue.sh: KGEN_CATALOGUE_ADD: already a kernel of $EXTEND: $(head -n 1 "$WORK/added.dup")" >&2
+            rm -f "$WORK/added.new" "$WORK/added.dup" "$WORK/candidates.new"
+            exit 2
+        fi
+        rm -f "$WORK/added.dup"
         if [ -s "$WORK/added.txt" ] && ! cmp -s "$WORK/added.new" "$WORK/added.txt"; then
             echo "build-catalogue.sh: $WORK/added.txt is not the configurations of $ADD: give another WORK_DIR" >&2
             exit 1
@@ -540,8 +546,8 @@ else
 fi
 
 # time_in L SHAPES DB LOG [CONFIGS]: the candidates (or CONFIGS' kernels) timed at SHAPES in layout L into
-# database DB, the tuner's output in WORK_DIR/LOG.txt and .err. Every candidate timed alike, as a GEMM called in a loop runs and as kgen-bench
-# compares with cuBLAS: launches queued back to back, L2 warm (one launch at a time would add its launch
+# database DB, the tuner's output in WORK_DIR/LOG.txt and .err. Every candidate timed alike, as a GEMM called
+# in a loop runs and as kgen-bench compares with cuBLAS: launches queued back to back, L2 warm (one launch at a time would add its launch
 # latency, more for kernels of two launches); no final stage
 time_in() {
     "$KGEN" tune --configs "${5:-$WORK/candidates.txt}" --shapes "$2" --layout "$1" --db "$3" \

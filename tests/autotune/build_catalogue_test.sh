@@ -383,9 +383,21 @@ KGEN_CATALOGUE_EXTEND="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_KEEP="$SRC/catal
     run 2 "it keeps its own kernels" sh "$SCRIPT" "$tmp/x" "$tmp/xbad"
 KGEN_CATALOGUE_EXTEND="$tmp/none.txt" run 2 "KGEN_CATALOGUE_EXTEND: '$tmp/none.txt' must be a readable catalogue" \
     sh "$SCRIPT" "$tmp/x" "$tmp/xbad"
-KGEN_CATALOGUE_ADD="$tmp/add.cfg" run 2 "KGEN_CATALOGUE_ADD: '$tmp/add.cfg' must be a readable --configs list, and it adds to" \
+KGEN_CATALOGUE_ADD="$tmp/add.cfg" run 2 "or more, and it adds to KGEN_CATALOGUE_EXTEND's catalogue" \
     sh "$SCRIPT" "$tmp/x" "$tmp/xbad"
 KGEN_CATALOGUE_EXTEND="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_ADD="$tmp/nosuch.cfg" run 2 \
     "KGEN_CATALOGUE_ADD: '$tmp/nosuch.cfg' must be a readable" sh "$SCRIPT" "$tmp/x" "$tmp/xbad"
+printf '# comments only\n\n' >"$tmp/empty.cfg"
+KGEN_CATALOGUE_EXTEND="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_ADD="$tmp/empty.cfg" run 2 \
+    "KGEN_CATALOGUE_ADD: '$tmp/empty.cfg' must be a readable --configs list of one configuration or more" \
+    sh "$SCRIPT" "$tmp/x" "$tmp/xbad"
 check "... before anything is made" test ! -e "$tmp/xbad"
+# a kernel the catalogue holds already: refused before any timing (make would refuse it after)
+sed -n 3p "$tmp/base.cfg" >"$tmp/dup.cfg"
+rm -f "$tmp/tune-args"
+KGEN_CATALOGUE_EXTEND="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_ADD="$tmp/dup.cfg" KGEN_CATALOGUE_SHAPES="$tmp/xshapes.txt" \
+    sh "$SCRIPT" "$tmp/x" "$tmp/xw4" >"$tmp/out" 2>"$tmp/err"
+check "ADD of a kernel the catalogue holds exits 2" test $? = 2
+check "... saying so" grep -q "KGEN_CATALOGUE_ADD: already a kernel of catalogue/sm_90.txt: $(cat "$tmp/dup.cfg")" "$tmp/err"
+check "... before any timing" test ! -e "$tmp/tune-args"
 finish
