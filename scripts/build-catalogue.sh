@@ -272,6 +272,9 @@ untimed_shapes() {
 !/^#/ && NF == 4 && !((($2 + 0) " " ($3 + 0) " " ($4 + 0)) in had)' "$2" "$3"
 }
 
+# the configurations of a --configs list: its lines but comments and blank ones
+configs_of() { grep -v '^[[:space:]]*\(#\|$\)' "$1" || true; }
+
 # an input file of the modes below, from the caller's directory: readable, and a file
 input_file() {
     f=$(from_caller "$1")
@@ -361,7 +364,7 @@ if [ -n "$EXTEND" ] && { [ ! -r "$EXTEND" ] || [ ! -f "$EXTEND" ] || [ -n "$NKER
     exit 2
 fi
 if [ -n "$ADD" ] && { [ -z "$EXTEND" ] || [ ! -r "$ADD" ] || [ ! -f "$ADD" ] ||
-    ! grep -q -v '^[[:space:]]*\(#\|$\)' "$ADD"; }; then
+    [ -z "$(configs_of "$ADD")" ]; }; then
     echo "build-catalogue.sh: KGEN_CATALOGUE_ADD: '$ADD' must be a readable --configs list of one configuration" \
         "or more, and it adds to KGEN_CATALOGUE_EXTEND's catalogue" >&2
     exit 2
@@ -458,7 +461,7 @@ if [ -n "$KEEP$EXTEND" ]; then
         exit 1
     fi
     if [ -n "$ADD" ]; then
-        grep -v '^[[:space:]]*\(#\|$\)' "$ADD" > "$WORK/added.new" || exit 1
+        configs_of "$ADD" > "$WORK/added.new" || exit 1
         # one the catalogue holds already would be refused by make, after the timing
         if grep -xF -f "$WORK/candidates.new" "$WORK/added.new" > "$WORK/added.dup"; then
             echo "build-catalogue.sh: KGEN_CATALOGUE_ADD: already a kernel of $EXTEND: $(head -n 1 "$WORK/added.dup")" >&2
