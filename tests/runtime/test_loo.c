@@ -19,8 +19,10 @@
 #include "runtime/catalogue.h"
 #include "testutil.h"
 
-/* The committed sm_90 catalogue (row 92's file and kernel 44, kernel 31 with 4-byte copies, docs/performance.md
- * row 97): geometric mean 1.0229, worst 1.669 (tn 31x128x23488); row 92's file against the fastest of the
+/* The committed sm_90 catalogue (row 97's file and kernel 45, kernel 27 with pred = 0, docs/performance.md
+ * row 98): geometric mean 1.0230, worst 1.669 (tn 31x128x23488); row 97's file against the fastest of the
+ * same 45 kernels 1.0230.
+ * Row 97's file (row 92's and kernel 44, kernel 31 with 4-byte copies): geometric mean 1.0229, worst 1.669 (tn 31x128x23488); row 92's file against the fastest of the
  * same 44 kernels 1.0233.
  * Row 92's file (row 90's timed also at 26 training shapes with 8-byte rows, 1176 pairs): geometric mean 1.0225, worst 1.669 (tn 31x128x23488); at the 1072 pairs of
  * row 90's file 1.0216 as before (the choice moves at 12 of them: 4 for the better, 8 for the worse), at the 104
