@@ -91,6 +91,18 @@ double kgi_launch_floor(const kgi_catalogue *c, const kgi_cat_kernel *kk)
  *                     summed one after another; STREAMK_SINGLE_ADDS times as
  *                     many where C's rows are not 16-byte vectors, whose
  *                     pieces are added one float at a time instead of four
+ *   stream-K additions the elements those pieces add into C in all: a
+ *                     tile's area per piece, about slots + tiles pieces
+ *                     (a worker's range of K steps ends at most once
+ *                     inside each tile), no more than the tiles' steps
+ *                     of K; STREAMK_SINGLE_ADDS times as many where C's
+ *                     rows are not 16-byte vectors. The pieces feature is
+ *                     the depth of one tile's additions, this their
+ *                     traffic: with few tiles the depth grows as
+ *                     1 / tiles while the traffic stays near slots tiles,
+ *                     and a fit with the depth alone priced 26-50 tiles
+ *                     of 32 x 32 at half their time (docs/performance.md
+ *                     row 99)
  *   C's single stores M x N where C's rows are not 16-byte vectors, for a
  *                     matmul_warp kernel (below)
  *   DRAM traffic      A, B and C once each, for a kernel that streams
@@ -111,9 +123,10 @@ double kgi_launch_floor(const kgi_catalogue *c, const kgi_cat_kernel *kk)
  * than the choice of either model alone). The last two features and the
  * pair of models (docs/performance.md row 89) took the leave-one-out
  * regret from 1.0244 to 1.0216 (at the 592 training pairs under 20 us
- * 1.0292 to 1.0241, the others unchanged).
+ * 1.0292 to 1.0241, the others unchanged); the stream-K additions took it
+ * from 1.0230 to 1.0220 (row 99).
  */
-#define NF 9
+#define NF 10
 #define UNITS_PER_SLOT 8 /* the feature the second model leaves out */
 /* Where C's rows are not whole 16-byte vectors (ldc or the pointer), a
  * stream-K kernel adds its pieces into C one float at a time: 4 additions
@@ -166,11 +179,14 @@ static void features(const kgi_cat_kernel *kk, int m, int n, int k, int sms, int
     x[3] = ((double)m * k * ceil((double)n / kk->tile_n) + (double)k * n * ceil((double)m / kk->tile_m)) * 1e-6;
     x[4] = slices > 1 ? (double)m * n * slices * 1e-6 : 0;
     x[5] = kk->persistent && partial > 0 ? fmin(ceil(slots / partial), steps) * kk->tile_m * kk->tile_n * 1e-6 : 0;
-    if (c_class != 4)
-        x[5] *= STREAMK_SINGLE_ADDS;
     x[6] = single_c_stores(kk, c_class) ? (double)m * n * 1e-6 : 0;
     x[7] = streams_operands(kk) ? ((double)m * k + (double)k * n + (double)m * n) * 1e-6 : 0;
     x[8] = tiles * slices / slots;
+    x[9] = kk->persistent && partial > 0 ? fmin(slots + partial, partial * steps) * kk->tile_m * kk->tile_n * 1e-6 : 0;
+    if (c_class != 4) {
+        x[5] *= STREAMK_SINGLE_ADDS;
+        x[9] *= STREAMK_SINGLE_ADDS;
+    }
 }
 
 /* Least squares of sum((c.x_i - t_i) / t_i)^2 over n points with c >= 0,
@@ -276,7 +292,9 @@ static double dot(const double *co, const double *x)
 /* Fewer measured shapes than this: no fit, the wave model's efficiency.
  * Twice the six features a kernel's fit has at most shapes: 1, waves,
  * work, L2 traffic, units per slot, and DRAM traffic (matmul_skinny) or
- * split-K's, stream-K's or C's single stores (matmul_warp). */
+ * split-K's or C's single stores (matmul_warp); a stream-K kernel has two
+ * more (its pieces and their additions), and its fit drops what the
+ * shapes do not tell apart (fit()). */
 #define MIN_FIT_POINTS 12
 
 /* The model of the features in `keep` (a bit per feature; the others left
