@@ -91,18 +91,6 @@ double kgi_launch_floor(const kgi_catalogue *c, const kgi_cat_kernel *kk)
  *                     summed one after another; STREAMK_SINGLE_ADDS times as
  *                     many where C's rows are not 16-byte vectors, whose
  *                     pieces are added one float at a time instead of four
- *   stream-K additions the elements those pieces add into C in all: a
- *                     tile's area per piece, about slots + tiles pieces
- *                     (a worker's range of K steps ends at most once
- *                     inside each tile), no more than the tiles' steps
- *                     of K; STREAMK_SINGLE_ADDS times as many where C's
- *                     rows are not 16-byte vectors. The pieces feature is
- *                     the depth of one tile's additions, this their
- *                     traffic: with few tiles the depth grows as
- *                     1 / tiles while the traffic stays near slots tiles,
- *                     and a fit with the depth alone priced 26-50 tiles
- *                     of 32 x 32 at half their time (docs/performance.md
- *                     row 99)
  *   C's single stores M x N where C's rows are not 16-byte vectors, for a
  *                     matmul_warp kernel (below)
  *   DRAM traffic      A, B and C once each, for a kernel that streams
@@ -113,6 +101,24 @@ double kgi_launch_floor(const kgi_catalogue *c, const kgi_cat_kernel *kk)
  *                     than to the rounded waves (matmul_skinny's 4-column
  *                     kernel at 9162x1x563: 1.09 of a wave, 7.0 us where
  *                     its fit from rounded waves alone said 11)
+ *   stream-K additions (x[9]) the elements the pieces add into C in all:
+ *                     a tile's area per piece, about slots + P pieces for
+ *                     the P = tiles mod slots tiles of the partial wave (a
+ *                     worker's range of K steps ends at most once inside
+ *                     each tile), no more than those tiles' steps of K;
+ *                     STREAMK_SINGLE_ADDS times as many where C's rows are
+ *                     not 16-byte vectors. The pieces feature is the depth
+ *                     of one tile's additions, this their traffic: with
+ *                     few tiles the depth grows as 1 / P while the traffic
+ *                     stays near slots tiles, and with the depth alone the
+ *                     4-byte twin of catalogue kernel 10 (32 x 32, not
+ *                     kept) was predicted at 0.62 of its time at 26-50
+ *                     tiles (docs/performance.md row 99). A kernel with
+ *                     sk = 1 also shares the full wave before the partial
+ *                     one where there is one (templates/lib/warp/
+ *                     schedule.lua): both features count the partial
+ *                     wave's tiles only, so there about slots tiles of
+ *                     additions go uncounted
  * (millions of elements), coefficients >= 0, by least squares on the
  * relative error over the kernel's measured shapes in the layout. Two
  * models are fitted, with units per slot and without (the rounded waves
@@ -290,11 +296,13 @@ static double dot(const double *co, const double *x)
  * (catalogue/README.md). */
 #define ALIGN_DISTANCE 4.0
 /* Fewer measured shapes than this: no fit, the wave model's efficiency.
- * Twice the six features a kernel's fit has at most shapes: 1, waves,
- * work, L2 traffic, units per slot, and DRAM traffic (matmul_skinny) or
- * split-K's or C's single stores (matmul_warp); a stream-K kernel has two
- * more (its pieces and their additions), and its fit drops what the
- * shapes do not tell apart (fit()). */
+ * Twice the six features most kernels' fits have: 1, waves, work, L2
+ * traffic, units per slot, and DRAM traffic (matmul_skinny) or C's single
+ * stores (matmul_warp, split-K's partial sums beside them). A stream-K
+ * kernel has eight (its pieces and their additions); its fit, from 12
+ * shapes up too, leaves out a feature that is 0 at every shape or a
+ * multiple of those before it, and one whose coefficient comes out
+ * negative (fit()). */
 #define MIN_FIT_POINTS 12
 
 /* The model of the features in `keep` (a bit per feature; the others left

@@ -21,13 +21,13 @@
 
 /* The committed sm_90 catalogue (row 97's file and kernel 45, kernel 27 with pred = 0, docs/performance.md
  * row 98) under row 99's model (stream-K's additions into C a feature beside their depth): geometric mean
- * 1.0220, worst 1.669 (tn 31x128x23488); under the model before, 1.0230, worst 1.669 (tn 31x128x23488); row 97's file against the fastest of the
- * same 45 kernels 1.0230.
- * Row 97's file (row 92's and kernel 44, kernel 31 with 4-byte copies): geometric mean 1.0229, worst 1.669 (tn 31x128x23488); row 92's file against the fastest of the
- * same 44 kernels 1.0233.
- * Row 92's file (row 90's timed also at 26 training shapes with 8-byte rows, 1176 pairs): geometric mean 1.0225, worst 1.669 (tn 31x128x23488); at the 1072 pairs of
- * row 90's file 1.0216 as before (the choice moves at 12 of them: 4 for the better, 8 for the worse), at the 104
- * new ones 1.031.
+ * 1.0220, worst 1.669 (tn 31x128x23488); under the model before, 1.0230, worst 1.669 (tn 31x128x23488);
+ * row 97's file against the fastest of the same 45 kernels 1.0230.
+ * Row 97's file (row 92's and kernel 44, kernel 31 with 4-byte copies): geometric mean 1.0229, worst 1.669
+ * (tn 31x128x23488); row 92's file against the fastest of the same 44 kernels 1.0233.
+ * Row 92's file (row 90's timed also at 26 training shapes with 8-byte rows, 1176 pairs): geometric mean
+ * 1.0225, worst 1.669 (tn 31x128x23488); at the 1072 pairs of row 90's file 1.0216 as before (the choice
+ * moves at 12 of them: 4 for the better, 8 for the worse), at the 104 new ones 1.031.
  * Row 90's file (43 kernels: row 88's 42 and a 16-row matmul_skinny kernel with 4-byte
  * loads, docs/performance.md row 90) under the model of row 89 (units per slot and, for matmul_skinny
  * kernels, DRAM traffic among its features; a model with units per slot and one without, averaged):
