@@ -121,7 +121,10 @@ static double sk_truth(int m, int n, int k, int sms)
     return 2.5 * kgi_wave_work(64, 128, 1, 16, 2, m, n, k, sms, NULL) * 1e-6 + 40.0 * pieces * 64 * 128 * 1e-6;
 }
 
-static void check_stream_k_pieces(void)
+/* The kernel of the truths below, timed at a grid of shapes by `time_of` and ranked at `calls`, shapes
+ * between them: each prediction must be the truth, which a model without the truth's feature misses. */
+static void check_stream_k(const char *name, double (*time_of)(int m, int n, int k, int sms), const int (*calls)[3],
+                           int ncalls)
 {
     static char text[1 << 15];
     int len = snprintf(text, sizeof text,
@@ -132,22 +135,27 @@ static void check_stream_k_pieces(void)
         for (int b = 0; b < 5; b++)
             for (int c = 0; c < 4; c++)
                 len += snprintf(text + len, sizeof text - (size_t)len, "time nn %d %d %d %.9g\n", mn[a], mn[b], ks[c],
-                                sk_truth(mn[a], mn[b], ks[c], 132));
-    kgi_catalogue *c = parse_here(text, len, "stream-K");
+                                time_of(mn[a], mn[b], ks[c], 132));
+    kgi_catalogue *c = parse_here(text, len, name);
     if (!c)
         return;
     CHECK(c->kernels[0].persistent == 16);
-    /* between the measured shapes, where the steps of K bind (one tile, K = 48: 3 pieces, not 264) and
-     * where the slots do */
-    static const int calls[][3] = {{100, 100, 48}, {128, 256, 64}, {700, 300, 40}, {2000, 5000, 4000}, {150, 90, 3000}};
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < ncalls; i++) {
         kgi_pick p[1];
         int np = kgi_catalogue_rank(c, 0, calls[i][0], calls[i][1], calls[i][2], 4, 132, -1, p, 1);
-        double t = sk_truth(calls[i][0], calls[i][1], calls[i][2], 132);
-        CHECK_MSG(np == 1 && fabs(p[0].predicted_us / t - 1) < 1e-6, "stream-K %dx%dx%d: predicted %g, truth %g",
+        double t = time_of(calls[i][0], calls[i][1], calls[i][2], 132);
+        CHECK_MSG(np == 1 && fabs(p[0].predicted_us / t - 1) < 1e-6, "%s %dx%dx%d: predicted %g, truth %g", name,
                   calls[i][0], calls[i][1], calls[i][2], np == 1 ? p[0].predicted_us : 0, t);
     }
     kgi_catalogue_free(c);
+}
+
+static void check_stream_k_pieces(void)
+{
+    /* between the measured shapes, where the steps of K bind (one tile, K = 48: 3 pieces, not 264) and
+     * where the slots do */
+    static const int calls[][3] = {{100, 100, 48}, {128, 256, 64}, {700, 300, 40}, {2000, 5000, 4000}, {150, 90, 3000}};
+    check_stream_k("stream-K", sk_truth, calls, 5);
 }
 
 /* The same kernel whose fix-up costs its additions into C in all: a tile's
@@ -164,31 +172,10 @@ static double sk_add_truth(int m, int n, int k, int sms)
 
 static void check_stream_k_additions(void)
 {
-    static char text[1 << 15];
-    int len = snprintf(text, sizeof text,
-                       "kgen-catalogue 1\narch 90\nsms 132\ndevice test\ndriver 1\ndate 2026-11-28\ncommand here\n"
-                       "kernel 1 matmul_warp 4 64 128 1 16 2 bm=64 bk=16 wn=32 stages=3 raster=8 sk=2 red=4\n");
-    static const int mn[] = {64, 200, 1000, 3000, 9000}, ks[] = {32, 96, 1024, 8192};
-    for (int a = 0; a < 5; a++)
-        for (int b = 0; b < 5; b++)
-            for (int c = 0; c < 4; c++)
-                len += snprintf(text + len, sizeof text - (size_t)len, "time nn %d %d %d %.9g\n", mn[a], mn[b], ks[c],
-                                sk_add_truth(mn[a], mn[b], ks[c], 132));
-    kgi_catalogue *c = parse_here(text, len, "stream-K additions");
-    if (!c)
-        return;
     /* few tiles (2, 4, 33, 48) over short and long K, and many (1280) */
     static const int calls[][3] = {{100, 100, 48}, {128, 256, 64}, {700, 300, 40}, {150, 2000, 3000},
                                    {2000, 5000, 4000}};
-    for (int i = 0; i < 5; i++) {
-        kgi_pick p[1];
-        int np = kgi_catalogue_rank(c, 0, calls[i][0], calls[i][1], calls[i][2], 4, 132, -1, p, 1);
-        double t = sk_add_truth(calls[i][0], calls[i][1], calls[i][2], 132);
-        CHECK_MSG(np == 1 && fabs(p[0].predicted_us / t - 1) < 1e-6,
-                  "stream-K additions %dx%dx%d: predicted %g, truth %g", calls[i][0], calls[i][1], calls[i][2],
-                  np == 1 ? p[0].predicted_us : 0, t);
-    }
-    kgi_catalogue_free(c);
+    check_stream_k("stream-K additions", sk_add_truth, calls, 5);
 }
 
 /* A kernel that runs twice as long where one matrix's rows are not 16-byte
