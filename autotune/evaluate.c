@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,11 +105,7 @@ static void compiled_result(const kgi_compiled *cc, kgi_result *r)
 void kgi_tuner_gemm(const kgi_tuner *t, kg_gemm *g)
 {
     const kgi_tune_shape *sh = &t->cur->sh;
-    const char *layout = t->o->layout;
-    /* Stand-in device pointers, aligned like any allocation. */
-    const float *p = (const float *)(uintptr_t)4096;
-    *g = (kg_gemm){sh->m, sh->n, sh->k, t->o->alpha, t->o->beta, p, layout[0] == 't' ? sh->m : sh->k, p,
-                   layout[1] == 't' ? sh->k : sh->n, (float *)(uintptr_t)4096, sh->n};
+    kgi_packed_gemm(sh->m, sh->n, sh->k, t->o->layout, t->o->alpha, t->o->beta, g);
 }
 
 /* Whether the kernel's preconditions admit the tuned shape with packed

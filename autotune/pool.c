@@ -4,6 +4,7 @@
 #define _GNU_SOURCE /* pthread_timedjoin_np */
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,13 @@ void kgi_prune_compiled(const kgi_limits *lim, const kgi_prune_rules *rules, kgi
                  100 * c->occ.occupancy, c->occ.blocks_per_sm, c->occ.warps_per_block, c->occ.limiter,
                  100 * rules->min_occupancy);
     }
+}
+
+void kgi_packed_gemm(int m, int n, int k, const char *layout, float alpha, float beta, kg_gemm *g)
+{
+    const float *p = (const float *)(uintptr_t)4096;
+    *g = (kg_gemm){m, n, k, alpha, beta, p, layout[0] == 't' ? m : k, p, layout[1] == 't' ? k : n,
+                   (float *)(uintptr_t)4096, n};
 }
 
 int kgi_pool_admits(const kgi_geometry *geo, const kg_gemm *g, char *why, size_t why_len)

@@ -21,8 +21,12 @@
 /* Rules applied after compiling. */
 typedef struct kgi_prune_rules {
     int max_spill_bytes;       /* spill stores + loads allowed (default 0) */
-    double min_occupancy;      /* resident warps / max warps per SM (default 1/64: one warp) */
+    double min_occupancy;      /* resident warps / max warps per SM */
 } kgi_prune_rules;
+
+/* `kgen tune`'s rules unless told otherwise: no spills, at least 1/16 of
+ * the SM's warps resident. */
+#define KGI_PRUNE_RULES_DEFAULT {.max_spill_bytes = 0, .min_occupancy = 1.0 / 16}
 
 /* What compiling one candidate found. */
 typedef struct kgi_compiled {
@@ -47,6 +51,10 @@ kg_status kgi_pool_start(kgi_pool **out, int threads, const kgi_space *sp, const
  * has something to pack (else it is the pack=0 kernel again). 0 and why
  * when not. The one test behind pruned_shape. */
 int kgi_pool_admits(const kgi_geometry *geo, const kg_gemm *g, char *why, size_t why_len);
+/* The call the tuner times for M x N x K in `layout` ("nn" .. "tt"):
+ * packed operands (each leading dimension its smallest), C's ldc N, and
+ * stand-in pointers aligned like any allocation (no memory behind them). */
+void kgi_packed_gemm(int m, int n, int k, const char *layout, float alpha, float beta, kg_gemm *g);
 
 /* Sets the shape (NULL: none) that rendered candidates must admit before
  * they are compiled: one that does not is returned as pruned_shape, its

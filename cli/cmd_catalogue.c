@@ -1,5 +1,5 @@
 /*
- * cmd_catalogue.c -- `kgen catalogue candidates|make|kernels`: the steps of
+ * cmd_catalogue.c -- `kgen catalogue candidates|make|kernels|twins`: the steps of
  * building a kernel catalogue that are not a tuning run
  * (scripts/build-catalogue.sh runs them around `kgen tune --configs` and
  * `kgen db export`; catalogue/README.md).
@@ -12,10 +12,11 @@
 
 #include "autotune/catalogue.h"
 #include "autotune/space.h"
+#include "autotune/twins.h"
 #include "cli.h"
 #include "runtime/catalogue.h"
 
-static const char usage_line[] = "kgen catalogue candidates|make|kernels ... (see 'kgen help catalogue')";
+static const char usage_line[] = "kgen catalogue candidates|make|kernels|twins ... (see 'kgen help catalogue')";
 
 /* The list as `--configs` reads it. */
 static int write_list(const char *path, const kgi_config_list *l, const char *shapes, int arch)
@@ -392,6 +393,102 @@ done:
     return rc;
 }
 
+/* `kgen catalogue twins CATALOGUE`: its layout holes and their twins (autotune/twins.h), the twins as a
+ * --configs list, each after comments that say which hole it fills and why the kernel left it. */
+static int twins(int argc, char **argv)
+{
+    const char *output = NULL, *margin = NULL, *pairs = NULL, *dist = NULL;
+    const kgc_opt own[] = {{"-o", "--output", 1, &output},   {"--margin", NULL, 1, &margin},
+                           {"--min-pairs", NULL, 1, &pairs}, {"--max-distance", NULL, 1, &dist},
+                           {NULL, NULL, 0, NULL}};
+    kg_context *ctx;
+    int rc = kgc_open(&ctx, KG_DEVICE_NONE, NULL);
+    if (rc)
+        return rc;
+    char *buf = NULL;
+    size_t blen = 0;
+    FILE *mem = NULL;
+    kgi_catalogue *c = NULL;
+    kgi_twins tw = {0};
+    kgc_args args;
+    if ((rc = kgc_parse(ctx, argc, argv, own, 1, &args)) != KGC_OK)
+        goto done;
+    rc = KGC_USAGE;
+    if (args.nparam > 0 || args.npositional != 1) {
+        fprintf(stderr, "kgen: catalogue twins takes one CATALOGUE file and no template parameters\n");
+        goto done;
+    }
+    kgi_twin_opts o = {.margin = 1.10, .min_pairs = 1, .max_distance = 2};
+    long v;
+    if ((margin && kgc_real("--margin", margin, 1.0, 100.0, &o.margin)) ||
+        (pairs && kgc_int("--min-pairs", pairs, 1, 100000, &v)) || (pairs && (o.min_pairs = (int)v, 0)) ||
+        (dist && kgc_int("--max-distance", dist, 1, 3, &v)) || (dist && (o.max_distance = (int)v, 0)) ||
+        kgc_not_input("-o", output, args.positional[0]) != 0)
+        goto done;
+    const char *path = args.positional[0];
+    if ((rc = read_catalogue("catalogue twins", path, kgc_template_path(&args), &c)) != KGC_OK)
+        goto done;
+    rc = KGC_USAGE;
+    if (!kgi_arch_limits(c->arch)) {
+        fprintf(stderr, "kgen: catalogue twins: %s: kgen has no limits table for sm_%d\n", path, c->arch);
+        goto done;
+    }
+    rc = KGC_FAIL;
+    if (kg_set_arch(ctx, c->arch) != KG_OK || kg_set_template_path(ctx, kgc_template_path(&args)) != KG_OK) {
+        fprintf(stderr, "kgen: catalogue twins: %s\n", kg_last_error(ctx));
+        goto done;
+    }
+    char err[1024];
+    kg_status st = kgi_catalogue_twins(ctx, c, &o, &tw, err, sizeof err);
+    if (st != KG_OK) {
+        fprintf(stderr, "kgen: catalogue twins: %s: %s\n", path, err);
+        goto done;
+    }
+    if (!(mem = open_memstream(&buf, &blen)))
+        goto done;
+    int found = 0;
+    fprintf(mem, "# kgen catalogue twins of %s (%s, sm_%d): %d layout hole%s, pairs where a kernel ran the\n"
+                 "# shape in another layout at least %.2f times faster than the catalogue's fastest in its own\n",
+            path, c->device, c->arch, tw.n, tw.n == 1 ? "" : "s", o.margin);
+    for (int i = 0; i < tw.n; i++) {
+        const kgi_twin *t = &tw.t[i];
+        const kgi_cat_kernel *k = &c->kernels[t->kernel];
+        char line[2048];
+        snprintf(line, sizeof line, "kernel %d in %s: %d pair%s, %.2fx on geometric mean (%.2fx at %dx%dx%d); %s",
+                 k->id, kgi_layout_name(t->layout), t->pairs, t->pairs == 1 ? "" : "s", t->gain, t->worst_gain,
+                 t->m, t->n, t->k, t->reason);
+        fprintf(stderr, "kgen catalogue twins: %s\n", line);
+        fprintf(mem, "\n# %s\n", line);
+        if (!t->found) {
+            fprintf(stderr, "    no twin: %s\n", t->why_none);
+            fprintf(mem, "# no twin: %s\n", t->why_none);
+        } else if (t->same_as >= 0) {
+            fprintf(stderr, "    twin: the one above (kernel %d in %s)\n", c->kernels[tw.t[t->same_as].kernel].id,
+                    kgi_layout_name(tw.t[t->same_as].layout));
+            fprintf(mem, "# twin: the one above (kernel %d in %s)\n", c->kernels[tw.t[t->same_as].kernel].id,
+                    kgi_layout_name(tw.t[t->same_as].layout));
+        } else {
+            found++;
+            fprintf(stderr, "    twin (%s): %s %s\n", t->changes, t->tmpl, t->config);
+            fprintf(mem, "# twin: %s\n%s %s\n", t->changes, t->tmpl, t->config);
+        }
+    }
+    fprintf(stderr, "kgen catalogue twins: %d twin%s for %d hole%s\n", found, found == 1 ? "" : "s", tw.n,
+            tw.n == 1 ? "" : "s");
+    int closed = fclose(mem);
+    mem = NULL;
+    if (closed == 0 && kgc_write_file(output, buf, blen) == 0)
+        rc = KGC_OK;
+done:
+    if (mem)
+        fclose(mem);
+    free(buf);
+    kgi_twins_free(&tw);
+    kgi_catalogue_free(c);
+    kg_context_close(ctx);
+    return rc;
+}
+
 int kgc_cmd_catalogue(int argc, char **argv)
 {
     if (argc < 2 || argv[1][0] == '-') {
@@ -404,6 +501,8 @@ int kgc_cmd_catalogue(int argc, char **argv)
         return make(argc - 1, argv + 1);
     if (strcmp(argv[1], "kernels") == 0)
         return kernels(argc - 1, argv + 1);
-    fprintf(stderr, "kgen: unknown catalogue command '%s' (candidates, make, kernels)\n", argv[1]);
+    if (strcmp(argv[1], "twins") == 0)
+        return twins(argc - 1, argv + 1);
+    fprintf(stderr, "kgen: unknown catalogue command '%s' (candidates, make, kernels, twins)\n", argv[1]);
     return KGC_USAGE;
 }

@@ -462,7 +462,7 @@ int kgc_cmd_tune(int argc, char **argv)
     kgi_tune_opts o = {.layout = layout, .strategy = strategy, .alpha = 1.0f, .beta = 0.0f, .seed = 1,
                        .max_seconds = 0.25, .timeout_s = 60, .slow_factor = 3, .flush_l2 = 1, .shard_n = 1,
                        .final_n = 8, .final_rounds = 10, .final_sample_ms = 2.0,
-                       .rules = {.max_spill_bytes = 0, .min_occupancy = 1.0 / 16}, .progress = show_progress};
+                       .rules = KGI_PRUNE_RULES_DEFAULT, .progress = show_progress};
     o.template_path = kgc_template_path(&args);
     /* --configs: exactly the listed configurations, of the templates they name */
     int nt = 0, first_line[KGI_SPACE_MAX_TEMPLATES] = {0};

@@ -63,6 +63,8 @@
 # pairs among those; step 4 keeps FILE's kernels and times, appends the
 # added kernels (make --kernels FILE --add CONFIGS --measured FILE). No
 # step 2b. Timing a new kernel costs one candidate's share of step 2.
+# `kgen catalogue twins FILE -o LIST` (no GPU) proposes such kernels: twins of
+# FILE's kernels for the layouts they are kept out of where they would win.
 # A WORK_DIR given again resumes (its candidates, and what its database
 # holds is not timed again): a run may be split over several sessions.
 # Rebuild libkgen afterwards: the catalogue is embedded at build time.

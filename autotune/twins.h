@@ -1,0 +1,70 @@
+/*
+ * twins.h -- a catalogue's layout holes, and the kernels that would fill
+ * them (`kgen catalogue twins`; catalogue/README.md).
+ *
+ * A hole is a training pair (layout L, shape) where a catalogue kernel has
+ * no time, though the same kernel ran that shape in another layout faster
+ * than any kernel of the catalogue runs it in L. The kernel was kept out of
+ * L there by its template: check() refuses it in L, its vector copies need
+ * rows the shape's leading dimensions do not give (its NEEDS), or it spills
+ * in L and the tuner prunes it. Its time in the other layout is evidence,
+ * not a measurement: a twin is then timed in L by `kgen tune --configs` and
+ * judged against the catalogue (bench/compare-catalogues.sh).
+ *
+ * A twin is a configuration of the same template that does the same work
+ * (the same output tile, K slices, persistent grid and threads, as its
+ * resources() say), differs from the kernel in as few parameters as possible
+ * (at most `max_distance`), and in L passes check(), is admitted at every
+ * hole pair (the tuner's own test, kgi_pool_admits) and compiles without
+ * being pruned (kgi_prune_compiled's default rules: no spills). Among the
+ * nearest, the analytic model's fastest over the hole pairs is proposed.
+ */
+#ifndef KGEN_AUTOTUNE_TWINS_H
+#define KGEN_AUTOTUNE_TWINS_H
+
+#include <stdio.h>
+
+#include "runtime/catalogue.h"
+
+typedef struct kgi_twin_opts {
+    double margin;             /* a hole pair: the kernel elsewhere at least this many times faster than the
+                                  catalogue's fastest in L (1.10) */
+    int min_pairs;             /* holes with fewer pairs are reported, no twin sought (1) */
+    int max_distance;          /* parameters a twin may change (2) */
+} kgi_twin_opts;
+
+/* One hole: kernel `kernel` (0-based) kept out of `layout` where it would
+ * have been faster, and the twin proposed for it. */
+typedef struct kgi_twin {
+    int kernel, layout;
+    int pairs;                 /* hole pairs */
+    double gain;               /* geometric mean over them of the catalogue's fastest in L / the kernel's
+                                  fastest elsewhere */
+    double worst_gain;         /* the largest of those ratios */
+    int m, n, k;               /* the hole pair with the largest ratio */
+    char reason[512];          /* why the kernel has no time there */
+    int found;                 /* 1: a twin below; 0: none within max_distance (why_none says why) */
+    int distance;              /* parameters changed */
+    int same_as;               /* -1, or the earlier hole whose twin this is too */
+    char tmpl[64];
+    char config[512];          /* the twin, without layout */
+    char changes[256];         /* "vec=4->1 cc=0->1" */
+    char why_none[512];
+} kgi_twin;
+
+typedef struct kgi_twins {
+    kgi_twin *t;
+    int n;
+} kgi_twins;
+
+/* Finds the holes of catalogue `cat` (its kernels' configurations in
+ * canonical form, as the maker writes them) and a twin for each with at
+ * least o->min_pairs pairs, most pairs' worth first (the sum of their log
+ * gains). `ctx` is a context without a GPU, its architecture the
+ * catalogue's, which renders and compiles. KG_OK with out filled (free with
+ * kgi_twins_free); else err says what failed. */
+kg_status kgi_catalogue_twins(kg_context *ctx, const kgi_catalogue *cat, const kgi_twin_opts *o, kgi_twins *out,
+                              char *err, size_t errlen);
+void kgi_twins_free(kgi_twins *t);
+
+#endif

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# twins_test.sh -- `kgen catalogue twins`, no GPU: a catalogue written here whose
+# kernels each miss one layout where another layout's time says they would win,
+# each for another reason (its vector copies' needs, a spill, check()), and the
+# twins proposed for them.
+#
+#   twins_test.sh KGEN
+set -u
+KGEN=$1
+# shellcheck source=tests/kgen_checks.sh
+. "$(dirname "$0")/../kgen_checks.sh"
+export KGEN_CACHE_DIR=$tmp/cache
+
+# kernels 1 and 2: copies of single floats; 3: 16-byte copies of B in nn (NEEDS 4B), refused in tn by
+# check() (cc=1 changes nothing there); 4: 16-byte copies of B in nn and tn; 5 spills in nn (pred=1)
+k1='bm=32 bn=64 bk=8 wm=32 wn=64 wk=1 tm=2 tn=4 ln=8 at=1 bt=0 pad=4 vec=1 pack=0 stages=3 ba=0 mid=0 pred=0 xb=0 raster=1 splitk=1 cl=0 cc=1 sk=1 red=4 minb=2 bounds=1'
+k3='bm=32 bn=64 bk=8 wm=32 wn=32 wk=1 tm=4 tn=4 ln=8 at=1 bt=0 pad=4 vec=4 pack=0 stages=3 ba=0 mid=0 pred=0 xb=0 raster=1 splitk=8 cl=0 cc=1 sk=0 red=4 minb=2 bounds=1'
+k4='bm=32 bn=32 bk=8 wm=32 wn=32 wk=1 tm=2 tn=4 ln=8 at=1 bt=0 pad=4 vec=4 pack=0 stages=3 ba=0 mid=0 pred=0 xb=0 raster=1 splitk=1 cl=0 cc=0 sk=1 red=4 minb=1 bounds=1'
+k5='bm=256 bn=64 bk=8 wm=64 wn=64 wk=1 tm=4 tn=4 ln=8 at=1 bt=0 pad=4 vec=1 pack=0 stages=2 ba=0 mid=0 pred=1 xb=0 raster=1 splitk=1 cl=0 cc=1 sk=1 red=4 minb=1 bounds=1'
+# write_cat FILE [EXTRA_KERNEL_LINE EXTRA_NN_TIME_AT_3000x256x4000]
+write_cat() {
+    local x=${2:+ -} y=${3:-}
+    {
+        printf 'kgen-catalogue 3\narch 90\nsms 132\ndevice NVIDIA H200\ndriver 580.159.04\ndate 2026-11-28\ncommand written by twins_test.sh\n'
+        printf 'kernel 1 matmul_warp 1 32 64 1 8 8 2 %s\n' "$k1"
+        printf 'kernel 2 matmul_warp 1 32 64 1 8 8 2 %s\n' "${k1/minb=2/minb=1}"
+        printf 'kernel 3 matmul_warp 4B,1,4B,4A 32 64 8 0 9 2 %s\n' "$k3"
+        printf 'kernel 4 matmul_warp 4B,1,4,4A 32 32 1 8 12 2 %s\n' "$k4"
+        printf 'kernel 5 matmul_warp 1 256 64 1 8 2 2 %s\n' "$k5"
+        [ -n "${2:-}" ] && printf '%s\n' "$2"
+        # 3000x25x2000: kernel 4 runs nt in 100 us, nn refuses it (N = 25), the best there 150
+        printf 'time nn 3000 25 2000 150 160 - - 200%s\n' "$x"
+        printf 'time nt 3000 25 2000 150 160 300 100 200%s\n' "$x"
+        # 3000x256x4000: kernel 5 runs tn in 300 us, spills in nn, where the best is 500
+        printf 'time nn 3000 256 4000 500 510 600 550 -%s\n' "${y:+ $y}"
+        printf 'time tn 3000 256 4000 700 710 - 800 300%s\n' "$x"
+        # 1000x512x1000: kernel 3 runs nn in 50 us, check() refuses it in tn, where the best is 80
+        printf 'time nn 1000 512 1000 90 95 50 60 120%s\n' "$x"
+        printf 'time tn 1000 512 1000 80 85 - 90 100%s\n' "$x"
+    } >"$1"
+}
+write_cat "$tmp/cat.txt"
+"$KGEN" catalogue twins "$tmp/cat.txt" -o "$tmp/tw.txt" 2>"$tmp/tw.err"
+check "twins exits 0" test $? = 0
+cat "$tmp/tw.err"
+check "three holes, three twins" grep -q "^kgen catalogue twins: 3 twins for 3 holes" "$tmp/tw.err"
+check "kernel 4's hole in nn, 1.50x, its needs named" \
+    grep -q "kernel 4 in nn: 1 pair, 1.50x .*ldb=25 is not a multiple of 4" "$tmp/tw.err"
+check "kernel 5's hole in nn, 1.67x, its spill named" grep -q "kernel 5 in nn: 1 pair, 1.67x .*is pruned: spills" "$tmp/tw.err"
+check "kernel 3's hole in tn, 1.60x, check() named" grep -q "kernel 3 in tn: 1 pair, 1.60x .*check() refuses it in tn" "$tmp/tw.err"
+check "the largest gain first" sh -c "grep '^kgen catalogue twins: kernel' '$tmp/tw.err' | head -n 1 | grep -q 'kernel 5 in nn'"
+check "kernel 4's twin copies single floats, nothing else changed" grep -qxF "matmul_warp ${k4/vec=4/vec=1}" "$tmp/tw.txt"
+check "kernel 5's twin does not predicate its loads" grep -q "^# twin: pred=1->0" "$tmp/tw.txt"
+check "kernel 5's twin keeps its tile" grep -q "^matmul_warp bm=256 bn=64 .*pred=0" "$tmp/tw.txt"
+check "each twin follows the hole it fills" sh -c "grep -A 2 'kernel 3 in tn' '$tmp/tw.txt' | grep -q '^# twin: '"
+grep -A 2 'kernel 3 in tn' "$tmp/tw.txt" | grep '^matmul_warp' >"$tmp/tw3.txt"
+check "kernel 3's twin keeps its tile and K slices" grep -q "^matmul_warp bm=32 bn=64 bk=8 .*splitk=8 " "$tmp/tw3.txt"
+"$KGEN" tune --dry-run --arch sm_90 --configs "$tmp/tw3.txt" --layout tn --m 1000 --n 512 --k 1000 >/dev/null 2>"$tmp/d3.err"
+check "kernel 3's twin runs in tn, at its hole" grep -q "would-be-timed 1" "$tmp/d3.err"
+grep '^matmul_warp bm=256' "$tmp/tw.txt" >"$tmp/tw5.txt"
+"$KGEN" tune --dry-run --arch sm_90 --configs "$tmp/tw5.txt" --layout nn --m 3000 --n 256 --k 4000 >/dev/null 2>"$tmp/d5.err"
+check "kernel 5's twin compiles in nn without spills" grep -q "would-be-timed 1" "$tmp/d5.err"
+check "three configurations listed" test "$(grep -c '^matmul_warp ' "$tmp/tw.txt")" = 3
+"$KGEN" tune --dry-run --arch sm_90 --configs "$tmp/tw.txt" --layout nn --m 3000 --n 25 --k 2000 >/dev/null 2>"$tmp/d.err"
+check "the tuner reads the list" grep -q "strategy exhaustive: 3 evaluated" "$tmp/d.err"
+
+# a twin the catalogue holds already is not proposed again: kernel 6 is kernel 5 with pred=0, slower in nn
+write_cat "$tmp/cat6.txt" "kernel 6 matmul_warp 1 256 64 1 8 2 2 ${k5/pred=1/pred=0}" 450
+"$KGEN" catalogue twins "$tmp/cat6.txt" -o "$tmp/tw6.txt" 2>"$tmp/tw6.err"
+check "with kernel 6: exits 0" test $? = 0
+check "with kernel 6: kernel 5's hole is still there (1.50x)" grep -q "kernel 5 in nn: 1 pair, 1.50x" "$tmp/tw6.err"
+check "with kernel 6: its configuration is not proposed" sh -c "! grep -qxF 'matmul_warp ${k5/pred=1/pred=0}' '$tmp/tw6.txt'"
+
+# thresholds
+"$KGEN" catalogue twins "$tmp/cat.txt" --margin 1.6 -o "$tmp/m.txt" 2>"$tmp/m.err"
+check "--margin 1.6: kernel 5's 1.67x alone is a hole (1.60x is not)" grep -q "^kgen catalogue twins: 1 twin for 1 hole" "$tmp/m.err"
+"$KGEN" catalogue twins "$tmp/cat.txt" --min-pairs 2 -o "$tmp/p.txt" 2>"$tmp/p.err"
+check "--min-pairs 2: holes reported, no twin sought" grep -q "^kgen catalogue twins: 0 twins for 3 holes" "$tmp/p.err"
+check "--min-pairs 2: the list is comments only" sh -c "! grep -q '^[^#]' '$tmp/p.txt'"
+
+# no hole: nothing proposed
+awk '$1 != "time" || $2 != "nt"' "$tmp/cat.txt" | sed '/^time tn 3000/d; s/^time tn 1000 512 1000 80/time tn 1000 512 1000 40/' \
+    >"$tmp/none.txt"
+"$KGEN" catalogue twins "$tmp/none.txt" -o "$tmp/n.txt" 2>"$tmp/n.err"
+check "no hole: exits 0, says so" grep -q "^kgen catalogue twins: 0 twins for 0 holes" "$tmp/n.err"
+
+# bad input: a clear message, nothing written
+expect 2 "--margin" catalogue twins "$tmp/cat.txt" --margin 0.5 -o "$tmp/x.txt"
+expect 2 "--max-distance" catalogue twins "$tmp/cat.txt" --max-distance 9 -o "$tmp/x.txt"
+expect 2 "one CATALOGUE file" catalogue twins -o "$tmp/x.txt"
+expect 1 "cannot open\|No such file" catalogue twins "$tmp/nothing.txt" -o "$tmp/x.txt"
+sed 's/^time nn 3000 25 2000 150 /time nn 3000 25 2000 abc /' "$tmp/cat.txt" >"$tmp/bad.txt"
+expect 2 "bad.txt:" catalogue twins "$tmp/bad.txt" -o "$tmp/x.txt"
+check "no partial output" test ! -e "$tmp/x.txt"
+expect 2 "which this command reads" catalogue twins "$tmp/cat.txt" -o "$tmp/cat.txt"
+
+finish
