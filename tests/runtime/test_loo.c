@@ -19,8 +19,9 @@
 #include "runtime/catalogue.h"
 #include "testutil.h"
 
-/* The committed sm_90 catalogue (row 97's file and kernel 45, kernel 27 with pred = 0, docs/performance.md
- * row 98) under row 99's model (stream-K's additions into C a feature beside their depth): geometric mean
+/* The committed sm_90 catalogue (row 98's file and kernel 46, kernel 34 with 4-byte copies, docs/performance.md
+ * row 100): geometric mean 1.0220, worst 1.669 (tn 31x128x23488), as row 98's file.
+ * Row 98's file (row 97's and kernel 45, kernel 27 with pred = 0) under row 99's model (stream-K's additions into C a feature beside their depth): geometric mean
  * 1.0220, worst 1.669 (tn 31x128x23488); under the model before, 1.0230, worst 1.669 (tn 31x128x23488);
  * row 97's file against the fastest of the same 45 kernels 1.0230.
  * Row 97's file (row 92's and kernel 44, kernel 31 with 4-byte copies): geometric mean 1.0229, worst 1.669
