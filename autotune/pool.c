@@ -87,17 +87,13 @@ int kgi_pool_admits(const kgi_geometry *geo, const kg_gemm *g, char *why, size_t
     return 1;
 }
 
-/* Renders (for the geometry) and compiles one candidate in this thread's
- * context: template and configuration copied by the caller, so that a
- * thread left to finish after kgi_pool_stop_within reads no freed space.
- * With `gate`, a geometry that cannot run it stops before compiling: 1 then. */
-static int compile_one(kgi_pool *p, kg_context *ctx, const char *tmpl, const char *config, const kg_gemm *gate,
-                        kgi_compiled *c)
+int kgi_compile_candidate(kg_context *ctx, const kgi_limits *lim, const kgi_prune_rules *rules, int arch,
+                          const char *tmpl, const char *config, const kg_gemm *gate, kgi_compiled *c)
 {
     memset(c, 0, sizeof *c);
     char err[900];
     kg_source *src;
-    kg_status st = kgi_host_render(ctx->host, tmpl, config, &p->lim, &src, err, sizeof err);
+    kg_status st = kgi_host_render(ctx->host, tmpl, config, lim, &src, err, sizeof err);
     if (st != KG_OK) {
         c->prune = st == KG_ERR_CONFIG ? KGI_OUT_PRUNED_CHECK : KGI_OUT_COMPILE_ERROR;
         snprintf(c->reason, sizeof c->reason, "render: %s", err);
@@ -110,14 +106,14 @@ static int compile_one(kgi_pool *p, kg_context *ctx, const char *tmpl, const cha
         return 1;
     }
     kg_cubin *cubin;
-    if ((st = kg_compile(ctx, tmpl, config, p->arch, &cubin)) != KG_OK) {
+    if ((st = kg_compile(ctx, tmpl, config, arch, &cubin)) != KG_OK) {
         c->prune = st == KG_ERR_CONFIG ? KGI_OUT_PRUNED_CHECK : KGI_OUT_COMPILE_ERROR;
         snprintf(c->reason, sizeof c->reason, "%s", kg_last_error(ctx));
         return 0;
     }
     c->info = *kg_cubin_info(cubin);
     kg_cubin_free(cubin);
-    kgi_prune_compiled(&p->lim, &p->rules, c);
+    kgi_prune_compiled(lim, rules, c);
     return 0;
 }
 
@@ -166,7 +162,7 @@ static void *worker(void *arg)
             uses = 0;
         }
         if (ctx && config) {
-            gated = compile_one(p, ctx, tmpl, config, gen ? &gate : NULL, &c);
+            gated = kgi_compile_candidate(ctx, &p->lim, &p->rules, p->arch, tmpl, config, gen ? &gate : NULL, &c);
             uses++;
         } else {
             memset(&c, 0, sizeof c);

@@ -86,6 +86,17 @@ void kgi_pool_stop(kgi_pool *p);
  * freed). */
 int kgi_pool_stop_within(kgi_pool *p, double seconds);
 
+/* Renders tmpl/config (with its layout) in ctx's host (a thread's own
+ * context in the pool) against `lim` and, unless `gate` is given and the
+ * rendered kernel cannot run it (kgi_pool_admits: then 1, prune
+ * pruned_shape, nothing compiled), compiles it for sm_`arch` through
+ * kg_compile and applies `rules` (kgi_prune_compiled). Fills c: the
+ * outcome (KGI_OUT_NONE: runnable; pruned_check where check() refused it),
+ * the reason, the compiler's report, the geometry. The pool compiles every
+ * candidate with it; `kgen catalogue twins` its holes' kernels and twins. */
+int kgi_compile_candidate(kg_context *ctx, const kgi_limits *lim, const kgi_prune_rules *rules, int arch,
+                          const char *tmpl, const char *config, const kg_gemm *gate, kgi_compiled *c);
+
 /* The post-compile rules alone (registers, spills, occupancy) for a
  * compiled candidate: fills c->occ and, when one applies, c->prune and
  * c->reason. Exposed for tests against a limits table. */

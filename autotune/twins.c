@@ -19,8 +19,8 @@
 typedef struct hole {
     int kernel, layout, npairs;
     int *rows;                 /* in the hole's layout */
-    double log_gain, worst;
-    int worst_row;
+    double log_gain, max;
+    int max_row;
 } hole;
 
 static int cmp_hole(const void *a, const void *b)
@@ -63,7 +63,7 @@ static double row_best(const kgi_catalogue *c, int r)
 static int gather(const kgi_catalogue *c, const int *sib, int j, int l, double margin, hole *h)
 {
     memset(h, 0, sizeof *h);
-    h->kernel = j, h->layout = l, h->worst_row = -1;
+    h->kernel = j, h->layout = l, h->max_row = -1;
     h->rows = malloc((size_t)c->nrows * sizeof *h->rows + 1);
     if (!h->rows)
         return -1;
@@ -78,13 +78,13 @@ static int gather(const kgi_catalogue *c, const int *sib, int j, int l, double m
                 elsewhere = t;
         }
         double best = row_best(c, r);
-        if (!isfinite(elsewhere) || !isfinite(best) || elsewhere * margin >= best)
+        if (!isfinite(elsewhere) || !isfinite(best) || best < elsewhere * margin)
             continue;
         double g = best / elsewhere;
         h->rows[h->npairs++] = r;
         h->log_gain += log(g);
-        if (g > h->worst)
-            h->worst = g, h->worst_row = r;
+        if (g > h->max)
+            h->max = g, h->max_row = r;
     }
     return 0;
 }
@@ -96,59 +96,87 @@ static void pair_gemm(const kgi_catalogue *c, int r, kg_gemm *g)
     kgi_packed_gemm(w->m, w->n, w->k, kgi_layout_name(w->layout), 1.0f, 0.0f, g);
 }
 
-/* Compiles tmpl/config (with layout) and applies the tuner's default
- * post-compile rules: 0 runnable, else 1 and why (or -1: it did not compile). */
-static int compile_pruned(kg_context *ctx, const char *tmpl, const char *config, const kgi_geometry *geo, char *why,
-                          size_t whylen)
+/* Text from the template host or NVRTC made one line, in place: its first
+ * line and, where a later line names an error (an NVRTC log), that line. */
+static void one_line(char *s)
 {
-    kg_cubin *cubin;
-    kg_status st = kg_compile(ctx, tmpl, config, ctx->arch, &cubin);
-    if (st != KG_OK) {
-        snprintf(why, whylen, "does not compile: %.400s", kg_last_error(ctx));
-        return -1;
+    char *nl = strchr(s, '\n');
+    if (nl) {
+        char *err = NULL;
+        for (char *line = nl + 1; line && *line && !err; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+            char *end = strchr(line, '\n');
+            size_t len = end ? (size_t)(end - line) : strlen(line);
+            for (size_t i = 0; i + 5 <= len && !err; i++)
+                if (!strncmp(line + i, "error", 5))
+                    err = line;
+        }
+        if (err && err != nl + 1) {
+            char *end = strchr(err, '\n');
+            size_t len = end ? (size_t)(end - err) : strlen(err);
+            memmove(nl + 1, err, len);
+            nl[1 + len] = 0;
+        } else if (!err) {
+            *nl = 0;
+        }
     }
-    kgi_compiled cc;
-    memset(&cc, 0, sizeof cc);
-    cc.info = *kg_cubin_info(cubin);
-    cc.geo = *geo;
-    kg_cubin_free(cubin);
-    kgi_prune_rules rules = KGI_PRUNE_RULES_DEFAULT;
-    kgi_prune_compiled(&ctx->limits, &rules, &cc);
-    if (cc.prune == KGI_OUT_NONE)
-        return 0;
-    snprintf(why, whylen, "%.400s", cc.reason);
-    return 1;
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == ' '))
+        s[--n] = 0;
+    for (char *c = s; *c; c++)
+        if (*c == '\n' || *c == '\r' || *c == '\t')
+            *c = ' ';
 }
 
-/* Why kernel k has no time at row r of its hole's layout. */
-static void hole_reason(kg_context *ctx, const kgi_catalogue *c, const kgi_cat_kernel *k, int l, int r, char *why,
-                        size_t whylen)
+/* Renders and compiles tmpl/config (with layout) as the tuner would, with
+ * `kgen tune`'s default rules; gate: a pair it must run, or NULL. */
+static void compile_as_tune(kg_context *ctx, const char *tmpl, const char *config, const kg_gemm *gate,
+                            kgi_compiled *cc)
 {
-    char cfg[640], canon[2048], w[512];
+    kgi_prune_rules rules = KGI_PRUNE_RULES_DEFAULT;
+    kgi_compile_candidate(ctx, &ctx->limits, &rules, ctx->arch, tmpl, config, gate, cc);
+    one_line(cc->reason);
+}
+
+/* Why kernel k has no time at row r of its hole's layout l; 1 where nothing keeps it out (it runs there). */
+static int hole_reason(kg_context *ctx, const kgi_catalogue *c, const kgi_cat_kernel *k, int l, int r, char *why,
+                       size_t whylen)
+{
+    char cfg[640];
     snprintf(cfg, sizeof cfg, "%s layout=%s", k->config, kgi_layout_name(l));
-    if (kgi_host_check(ctx->host, k->tmpl, cfg, &ctx->limits, canon, sizeof canon, w, sizeof w) != KG_OK) {
-        snprintf(why, whylen, "check() refuses it in %s: %.400s", kgi_layout_name(l), w);
-        return;
-    }
-    kg_source *src;
-    if (kgi_host_render(ctx->host, k->tmpl, cfg, &ctx->limits, &src, w, sizeof w) != KG_OK) {
-        snprintf(why, whylen, "it does not render in %s: %.400s", kgi_layout_name(l), w);
-        return;
-    }
-    kgi_geometry geo = src->geo;
-    kg_source_free(src);
     kg_gemm g;
     pair_gemm(c, r, &g);
-    if (!kgi_pool_admits(&geo, &g, w, sizeof w)) {
-        snprintf(why, whylen, "its preconditions refuse %dx%dx%d in %s: %.400s", c->rows[r].m, c->rows[r].n,
-                 c->rows[r].k, kgi_layout_name(l), w);
-        return;
+    kgi_compiled *cc = malloc(sizeof *cc);
+    if (!cc) {
+        snprintf(why, whylen, "out of memory");
+        return 0;
     }
-    int p = compile_pruned(ctx, k->tmpl, cfg, &geo, w, sizeof w);
-    if (p != 0)
-        snprintf(why, whylen, "in %s it %s%.400s", kgi_layout_name(l), p > 0 ? "is pruned: " : "", w);
-    else
-        snprintf(why, whylen, "it runs in %s and was not timed there", kgi_layout_name(l));
+    compile_as_tune(ctx, k->tmpl, cfg, &g, cc);
+    const char *name = kgi_layout_name(l), *reason = cc->reason;
+    if (!strncmp(reason, "render: ", 8))
+        reason += 8;
+    int runs = 0;
+    switch (cc->prune) {
+    case KGI_OUT_NONE:
+        snprintf(why, whylen, "it runs in %s at %dx%dx%d and was not timed there: time it there", name,
+                 c->rows[r].m, c->rows[r].n, c->rows[r].k);
+        runs = 1;
+        break;
+    case KGI_OUT_PRUNED_CHECK:
+        snprintf(why, whylen, "check() refuses it in %s: %.400s", name, reason);
+        break;
+    case KGI_OUT_PRUNED_SHAPE:
+        snprintf(why, whylen, "its preconditions refuse %dx%dx%d in %s: %.400s", c->rows[r].m, c->rows[r].n,
+                 c->rows[r].k, name, reason);
+        break;
+    case KGI_OUT_COMPILE_ERROR:
+        snprintf(why, whylen, "it does not compile in %s: %.400s", name, reason);
+        break;
+    default:
+        snprintf(why, whylen, "in %s it is pruned: %.400s", name, reason);
+        break;
+    }
+    free(cc);
+    return runs;
 }
 
 /* The work a kernel does, which a twin keeps. */
@@ -160,7 +188,9 @@ static int same_work(const kgi_res *a, const kgi_res *b)
 
 /* What the walks of one hole met, for a report when no twin is found. */
 typedef struct tally {
-    int walked, other_work, refused, known;
+    int walked, other_work, unrendered, refused, known, pruned;
+    int held_id, held_distance;   /* the nearest catalogue kernel met (0: none) */
+    char last_pruned[160];
 } tally;
 
 /* A twin under consideration. */
@@ -202,32 +232,73 @@ static int distance(const kgi_template_info *info, const kgi_config *a, const kg
     return d;
 }
 
-/* Whether the catalogue already holds tmpl/config (without layout). */
+/* The id of the catalogue's kernel tmpl/config (without layout), or 0. */
 static int in_catalogue(const kgi_catalogue *c, const char *tmpl, const char *config)
 {
     for (int j = 0; j < c->nkernels; j++)
         if (!strcmp(c->kernels[j].tmpl, tmpl) && !strcmp(c->kernels[j].config, config))
-            return 1;
+            return c->kernels[j].id;
+    return 0;
+}
+
+/* Appends " name=v1,v2,..": every value the template's `space` and each of
+ * its `space_groups` list for the parameter (none: nothing appended, and
+ * the walk takes its default). 0, or -1 with err set. */
+static int append_values(kgi_host *host, const char *tmpl, const char *name, char *out, size_t len, size_t *used,
+                         char *err, size_t errlen)
+{
+    char vals[KGI_SPACE_MAX_VALUES][32];
+    int n = kgi_host_space_values(host, tmpl, name, vals, KGI_SPACE_MAX_VALUES);
+    char group[2048];
+    for (int g = 0; kgi_host_space_group(host, tmpl, g, group, sizeof group) != 0; g++) {
+        kgi_config gc;
+        if (kgi_config_parse(&gc, group, err, errlen) != 0)
+            return -1;
+        int i = kgi_config_find(&gc, name);
+        if (i < 0)
+            continue;
+        for (char *v = gc.param[i].value; v && *v;) {
+            char *comma = strchr(v, ',');
+            size_t l = comma ? (size_t)(comma - v) : strlen(v);
+            int seen = 0;
+            for (int j = 0; j < n && !seen; j++)
+                seen = strlen(vals[j]) == l && !strncmp(vals[j], v, l);
+            if (!seen && n < KGI_SPACE_MAX_VALUES && l < sizeof vals[0])
+                snprintf(vals[n++], sizeof vals[0], "%.*s", (int)l, v);
+            v = comma ? comma + 1 : NULL;
+        }
+    }
+    for (int j = 0; j < n; j++) {
+        int w = j ? snprintf(out + *used, len - *used, ",%s", vals[j])
+                  : snprintf(out + *used, len - *used, "%s%s=%s", *used ? " " : "", name, vals[j]);
+        if (w < 0 || (size_t)w >= len - *used) {
+            snprintf(err, errlen, "the values of %s do not fit", name);
+            return -1;
+        }
+        *used += (size_t)w;
+    }
     return 0;
 }
 
 /* Walks the configurations of k's template that differ from k in exactly the
- * parameters of `mask` (over their space values), in layout l; appends those
- * that keep k's work, are admitted at every hole pair and are not in the
- * catalogue to *cs. */
+ * parameters `free` (over their values in the space and its groups), in the
+ * hole's layout; appends those that keep k's work, are admitted at every
+ * hole pair and are not in the catalogue to *cs. */
 static kg_status walk_mask(kg_context *ctx, const kgi_catalogue *c, const kgi_cat_kernel *k,
                            const kgi_template_info *info, const kgi_config *kc, const kgi_res *work, const hole *h,
                            const int *free, int nfree, cand **cs, int *n, int *cap, tally *y, char *err,
                            size_t errlen)
 {
-    char over[2048] = "", fixed[32];
+    char over[4096] = "", fixed[32];
     size_t used = 0;
     for (int p = 0; p < info->nparams; p++) {
         const char *name = info->param[p].name;
-        int is_free = !strcmp(name, "layout");
+        int is_free = 0;
         for (int f = 0; f < nfree; f++)
             is_free |= free[f] == p;
-        if (is_free)
+        if (is_free && append_values(ctx->host, k->tmpl, name, over, sizeof over, &used, err, errlen) != 0)
+            return KG_ERR_TEMPLATE;
+        if (is_free || !strcmp(name, "layout"))
             continue;
         int i = kgi_config_find(kc, name);
         int w = snprintf(over + used, sizeof over - used, "%s%s=%s", used ? " " : "", name,
@@ -255,14 +326,22 @@ static kg_status walk_mask(kg_context *ctx, const kgi_catalogue *c, const kgi_ca
             y->other_work++;
             continue;
         }
-        if (kgi_cat_strip_layout(q->config, stripped, sizeof stripped, why, sizeof why) != 0 ||
-            in_catalogue(c, k->tmpl, stripped)) {
+        if (kgi_cat_strip_layout(q->config, stripped, sizeof stripped, why, sizeof why) != 0) {
+            y->unrendered++;
+            continue;
+        }
+        int held = in_catalogue(c, k->tmpl, stripped);
+        if (held > 0) {
             y->known++;
+            if (!y->held_id || nfree < y->held_distance)
+                y->held_id = held, y->held_distance = nfree;
             continue;
         }
         kg_source *src;
-        if (kgi_host_render(ctx->host, k->tmpl, q->config, &ctx->limits, &src, why, sizeof why) != KG_OK)
+        if (kgi_host_render(ctx->host, k->tmpl, q->config, &ctx->limits, &src, why, sizeof why) != KG_OK) {
+            y->unrendered++;
             continue;
+        }
         kgi_geometry geo = src->geo;
         kg_source_free(src);
         double pred = 0;
@@ -277,11 +356,6 @@ static kg_status walk_mask(kg_context *ctx, const kgi_catalogue *c, const kgi_ca
             y->refused++;
             continue;
         }
-        for (int e = 0; e < *n; e++)
-            if (!strcmp((*cs)[e].config, q->config))
-                ok = 0;
-        if (!ok)
-            continue;
         if (*n == *cap) {
             int ncap = *cap ? 2 * *cap : 64;
             cand *a = realloc(*cs, (size_t)ncap * sizeof *a);
@@ -300,46 +374,62 @@ static kg_status walk_mask(kg_context *ctx, const kgi_catalogue *c, const kgi_ca
     return st;
 }
 
-/* The nearest twin of hole h's kernel: distance 1, then 2, ... */
+/* Says in t->why_none why no twin was found (y: what the walks met). */
+static void none_found(kgi_twin *t, const char *tmpl, int d, const char *layout, const tally *y, int tried)
+{
+    int n = snprintf(t->why_none, sizeof t->why_none,
+                     "of the %d configurations of %s within %d parameters that check() passes in %s, %d do other "
+                     "work (tile, K slices, grid, threads), %d are refused at a hole pair, %d are in the catalogue",
+                     y->walked, tmpl, d, layout, y->other_work, y->refused, y->known);
+    if (n > 0 && (size_t)n < sizeof t->why_none && y->unrendered)
+        n += snprintf(t->why_none + n, sizeof t->why_none - (size_t)n, ", %d do not render", y->unrendered);
+    if (n > 0 && (size_t)n < sizeof t->why_none && tried)
+        snprintf(t->why_none + n, sizeof t->why_none - (size_t)n,
+                 ", and the model's fastest %d of the rest compile pruned (%.160s)", tried, y->last_pruned);
+}
+
+/* The nearest twin of hole h's kernel: distance 1, then 2, ... A problem
+ * with this hole's kernel (its template, its resources) is said in
+ * t->why_none; only running out of memory ends the command. */
 static kg_status find_twin(kg_context *ctx, const kgi_catalogue *c, const hole *h, int max_distance, kgi_twin *t,
                            char *err, size_t errlen)
 {
     const kgi_cat_kernel *k = &c->kernels[h->kernel];
+    const char *lname = kgi_layout_name(h->layout);
     kgi_template_info *info = malloc(sizeof *info);
-    kgi_config kc;
     if (!info)
         return KG_ERR_NOMEM;
-    kg_status st = kgi_host_template_info(ctx->host, k->tmpl, info, err, errlen);
-    if (st == KG_OK && kgi_config_parse(&kc, k->config, err, errlen) != 0)
-        st = KG_ERR_CONFIG;
-    /* the kernel's work: its resources() in the hole's layout, or in nn where it is refused there */
+    kgi_config kc;
+    char why[512], cfg[640];
     kgi_resources r;
-    kgi_res work;
-    char cfg[640], why[512];
-    if (st == KG_OK) {
-        snprintf(cfg, sizeof cfg, "%s layout=%s", k->config, kgi_layout_name(h->layout));
-        if (kgi_host_resources(ctx->host, k->tmpl, cfg, &r, why, sizeof why) != KG_OK) {
-            snprintf(cfg, sizeof cfg, "%s layout=nn", k->config);
-            st = kgi_host_resources(ctx->host, k->tmpl, cfg, &r, err, errlen);
-        }
-    }
-    if (st != KG_OK) {
+    /* the kernel's work: its resources() in the hole's layout */
+    snprintf(cfg, sizeof cfg, "%s layout=%s", k->config, lname);
+    if (kgi_host_template_info(ctx->host, k->tmpl, info, why, sizeof why) != KG_OK ||
+        kgi_config_parse(&kc, k->config, why, sizeof why) != 0 ||
+        kgi_host_resources(ctx->host, k->tmpl, cfg, &r, why, sizeof why) != KG_OK) {
+        one_line(why);
+        snprintf(t->why_none, sizeof t->why_none, "kernel %d's work in %s is unknown: %.400s", k->id, lname, why);
         free(info);
-        return st;
+        return KG_OK;
     }
+    kgi_res work;
     kgi_res_from(&r, &work);
     int params[KGI_MAX_PARAMS], np = 0;
     for (int p = 0; p < info->nparams; p++)
         if (strcmp(info->param[p].name, "layout") != 0)
             params[np++] = p;
+    if (np == 0)
+        snprintf(t->why_none, sizeof t->why_none, "%s has no parameter but its layout", k->tmpl);
     cand *cs = NULL;
-    int n = 0, cap = 0, refused = 0;
+    int n = 0, cap = 0;
     tally y = {0};
-    for (int d = 1; d <= max_distance && st == KG_OK && !t->found; d++) {
+    kg_status st = KG_OK;
+    kgi_compiled *cc = malloc(sizeof *cc);
+    if (!cc)
+        st = KG_ERR_NOMEM;
+    for (int d = 1; d <= max_distance && d <= np && d <= 8 && st == KG_OK && !t->found; d++) {
         /* every set of d parameters, in order */
         int idx[8];
-        if (d > 8 || d > np)
-            break;
         n = 0;
         for (int i = 0; i < d; i++)
             idx[i] = i;
@@ -347,7 +437,8 @@ static kg_status find_twin(kg_context *ctx, const kgi_catalogue *c, const hole *
             int free[8];
             for (int i = 0; i < d; i++)
                 free[i] = params[idx[i]];
-            if ((st = walk_mask(ctx, c, k, info, &kc, &work, h, free, d, &cs, &n, &cap, &y, err, errlen)) != KG_OK)
+            st = walk_mask(ctx, c, k, info, &kc, &work, h, free, d, &cs, &n, &cap, &y, why, sizeof why);
+            if (st != KG_OK)
                 break;
             int i = d - 1;
             while (i >= 0 && idx[i] == np - d + i)
@@ -358,35 +449,41 @@ static kg_status find_twin(kg_context *ctx, const kgi_catalogue *c, const hole *
             for (int j = i + 1; j < d; j++)
                 idx[j] = idx[j - 1] + 1;
         }
-        if (n == 0)
-            snprintf(t->why_none, sizeof t->why_none,
-                     "of the %d configurations of %s within %d parameters that check() passes in %s, %d do other "
-                     "work (tile, K slices, grid, threads), %d are refused at a hole pair, %d are in the catalogue",
-                     y.walked, k->tmpl, d, kgi_layout_name(h->layout), y.other_work, y.refused, y.known);
+        if (st != KG_OK && st != KG_ERR_NOMEM) {
+            one_line(why);
+            snprintf(t->why_none, sizeof t->why_none, "the walk of %s's space failed: %.400s", k->tmpl, why);
+            st = KG_OK;
+            break;
+        }
         qsort(cs, (size_t)n, sizeof *cs, cmp_cand);
         /* the model's fastest that compiles without being pruned; a few tries */
+        int tried = 0;
         for (int i = 0; i < n && i < 8 && st == KG_OK; i++) {
-            int p = compile_pruned(ctx, k->tmpl, cs[i].config, &cs[i].geo, why, sizeof why);
-            if (p != 0) {
-                refused++;
-                snprintf(t->why_none, sizeof t->why_none, "the nearest (%d parameters) compiled, %d of them pruned: %.160s",
-                         d, refused, why);
+            compile_as_tune(ctx, k->tmpl, cs[i].config, NULL, cc);
+            if (cc->prune != KGI_OUT_NONE) {
+                tried++;
+                y.pruned++;
+                snprintf(y.last_pruned, sizeof y.last_pruned, "%.159s", cc->reason);
                 continue;
             }
             kgi_config qc;
-            if (kgi_config_parse(&qc, cs[i].config, err, errlen) != 0 ||
-                kgi_cat_strip_layout(cs[i].config, t->config, sizeof t->config, err, errlen) != 0) {
-                st = KG_ERR_CONFIG;
-                break;
-            }
+            if (kgi_config_parse(&qc, cs[i].config, NULL, 0) != 0 ||
+                kgi_cat_strip_layout(cs[i].config, t->config, sizeof t->config, why, sizeof why) != 0)
+                continue;
             t->distance = distance(info, &kc, &qc, t->changes, sizeof t->changes);
             snprintf(t->tmpl, sizeof t->tmpl, "%s", k->tmpl);
             t->found = 1;
-            break;
         }
+        if (!t->found && st == KG_OK)
+            none_found(t, k->tmpl, d, lname, &y, tried);
     }
+    if (y.held_id && (!t->found || y.held_distance <= t->distance))
+        t->held_id = y.held_id, t->held_distance = y.held_distance;
+    free(cc);
     free(cs);
     free(info);
+    if (st == KG_ERR_NOMEM)
+        snprintf(err, errlen, "out of memory");
     return st;
 }
 
@@ -420,11 +517,15 @@ kg_status kgi_catalogue_twins(kg_context *ctx, const kgi_catalogue *cat, const k
     for (int i = 0; i < nh && st == KG_OK; i++) {
         const hole *h = &hs[i];
         kgi_twin *t = &out->t[out->n++];
-        const kgi_cat_row *w = &cat->rows[h->worst_row];
+        const kgi_cat_row *w = &cat->rows[h->max_row];
         t->kernel = h->kernel, t->layout = h->layout, t->pairs = h->npairs, t->same_as = -1;
-        t->gain = exp(h->log_gain / h->npairs), t->worst_gain = h->worst;
+        t->gain = exp(h->log_gain / h->npairs), t->max_gain = h->max;
         t->m = w->m, t->n = w->n, t->k = w->k;
-        hole_reason(ctx, cat, &cat->kernels[h->kernel], h->layout, h->worst_row, t->reason, sizeof t->reason);
+        t->runs = hole_reason(ctx, cat, &cat->kernels[h->kernel], h->layout, h->max_row, t->reason, sizeof t->reason);
+        if (t->runs) {
+            snprintf(t->why_none, sizeof t->why_none, "the kernel itself runs there");
+            continue;
+        }
         if (h->npairs < o->min_pairs) {
             snprintf(t->why_none, sizeof t->why_none, "fewer than %d pairs: not sought", o->min_pairs);
             continue;

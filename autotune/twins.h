@@ -14,10 +14,14 @@
  * A twin is a configuration of the same template that does the same work
  * (the same output tile, K slices, persistent grid and threads, as its
  * resources() say), differs from the kernel in as few parameters as possible
- * (at most `max_distance`), and in L passes check(), is admitted at every
- * hole pair (the tuner's own test, kgi_pool_admits) and compiles without
- * being pruned (kgi_prune_compiled's default rules: no spills). Among the
- * nearest, the analytic model's fastest over the hole pairs is proposed.
+ * (at most `max_distance`), each changed parameter taking the values the
+ * template's `space` and `space_groups` list for it, and in L passes
+ * check(), is admitted at every hole pair (the tuner's own test,
+ * kgi_pool_admits) and compiles without being pruned (kgi_compile_candidate
+ * with `kgen tune`'s default rules: no spills). Among the nearest, the
+ * analytic model's fastest over the hole pairs is proposed; one the
+ * catalogue holds already is not. A kernel that runs in L at its hole (it
+ * was only not timed there) gets no twin: the report says to time it.
  */
 #ifndef KGEN_AUTOTUNE_TWINS_H
 #define KGEN_AUTOTUNE_TWINS_H
@@ -27,8 +31,8 @@
 #include "runtime/catalogue.h"
 
 typedef struct kgi_twin_opts {
-    double margin;             /* a hole pair: the kernel elsewhere at least this many times faster than the
-                                  catalogue's fastest in L (1.10) */
+    double margin;             /* a hole pair: the catalogue's fastest in L at least this many times the
+                                  kernel's fastest time in another layout (1.10) */
     int min_pairs;             /* holes with fewer pairs are reported, no twin sought (1) */
     int max_distance;          /* parameters a twin may change (2) */
 } kgi_twin_opts;
@@ -40,16 +44,18 @@ typedef struct kgi_twin {
     int pairs;                 /* hole pairs */
     double gain;               /* geometric mean over them of the catalogue's fastest in L / the kernel's
                                   fastest elsewhere */
-    double worst_gain;         /* the largest of those ratios */
+    double max_gain;           /* the largest of those ratios */
     int m, n, k;               /* the hole pair with the largest ratio */
-    char reason[512];          /* why the kernel has no time there */
-    int found;                 /* 1: a twin below; 0: none within max_distance (why_none says why) */
+    char reason[512];          /* why the kernel has no time there (one line) */
+    int runs;                  /* 1: it runs there (not timed): no twin sought */
+    int found;                 /* 1: a twin below; 0: none (why_none says why, one line) */
     int distance;              /* parameters changed */
     int same_as;               /* -1, or the earlier hole whose twin this is too */
     char tmpl[64];
     char config[512];          /* the twin, without layout */
     char changes[256];         /* "vec=4->1 cc=0->1" */
     char why_none[512];
+    int held_id, held_distance; /* a kernel of the catalogue (its id) nearer than the twin, or 0 */
 } kgi_twin;
 
 typedef struct kgi_twins {

@@ -343,6 +343,35 @@ done:
     return rc;
 }
 
+/* The command line of a subcommand that reads one catalogue (`kernels`, `twins`): its own options and one
+ * CATALOGUE, no template parameters, --arch or --template (the catalogue says them). KGC_OK, or KGC_USAGE
+ * after saying what was wrong. */
+static int one_catalogue_args(const char *cmd, kg_context *ctx, int argc, char **argv, const kgc_opt *own,
+                              kgc_args *args)
+{
+    int rc = kgc_parse(ctx, argc, argv, own, 1, args);
+    if (rc != KGC_OK)
+        return rc;
+    if (args->nparam > 0 || args->npositional != 1) {
+        fprintf(stderr, "kgen: catalogue %s takes one CATALOGUE file and no template parameters\n", cmd);
+        return KGC_USAGE;
+    }
+    if (args->arch || args->tmpl_given) {
+        fprintf(stderr, "kgen: catalogue %s: %s is the catalogue's (its kernels' templates, its arch line)\n", cmd,
+                args->arch ? "the architecture" : "the template");
+        return KGC_USAGE;
+    }
+    return KGC_OK;
+}
+
+/* Closes the text a subcommand wrote to *mem and writes it to `output` (NULL or "-": standard output). */
+static int write_text(FILE **mem, char **buf, size_t *blen, const char *output)
+{
+    int closed = fclose(*mem);
+    *mem = NULL;
+    return closed == 0 && kgc_write_file(output, *buf, *blen) == 0 ? KGC_OK : KGC_FAIL;
+}
+
 /* `kgen catalogue kernels CATALOGUE [--layout L]`: its kernels as a --configs list, in its
  * order (what build-catalogue.sh times to measure a catalogue again), read by the catalogue's
  * own parser; with --layout, only those kg_matmul runs in L (kgi_catalogue_in_layout), each
@@ -360,13 +389,9 @@ static int kernels(int argc, char **argv)
     FILE *mem = NULL;
     kgi_catalogue *c = NULL;
     kgc_args args;
-    if ((rc = kgc_parse(ctx, argc, argv, own, 1, &args)) != KGC_OK)
+    if ((rc = one_catalogue_args("kernels", ctx, argc, argv, own, &args)) != KGC_OK)
         goto done;
     rc = KGC_USAGE;
-    if (args.nparam > 0 || args.npositional != 1) {
-        fprintf(stderr, "kgen: catalogue kernels takes one CATALOGUE file and no template parameters\n");
-        goto done;
-    }
     if ((layout && kgc_layout("--layout", layout) != 0) || kgc_not_input("-o", output, args.positional[0]) != 0)
         goto done;
     if ((rc = read_catalogue("catalogue kernels", args.positional[0], kgc_template_path(&args), &c)) != KGC_OK)
@@ -380,10 +405,7 @@ static int kernels(int argc, char **argv)
         else if (kgi_catalogue_in_layout(c, i, kgi_layout_index(layout)))
             fprintf(mem, "%s %s layout=%s\n", c->kernels[i].tmpl, c->kernels[i].config, layout);
     }
-    int closed = fclose(mem);
-    mem = NULL;
-    if (closed == 0 && kgc_write_file(output, buf, blen) == 0)
-        rc = KGC_OK;
+    rc = write_text(&mem, &buf, &blen, output);
 done:
     if (mem)
         fclose(mem);
@@ -411,13 +433,9 @@ static int twins(int argc, char **argv)
     kgi_catalogue *c = NULL;
     kgi_twins tw = {0};
     kgc_args args;
-    if ((rc = kgc_parse(ctx, argc, argv, own, 1, &args)) != KGC_OK)
+    if ((rc = one_catalogue_args("twins", ctx, argc, argv, own, &args)) != KGC_OK)
         goto done;
     rc = KGC_USAGE;
-    if (args.nparam > 0 || args.npositional != 1) {
-        fprintf(stderr, "kgen: catalogue twins takes one CATALOGUE file and no template parameters\n");
-        goto done;
-    }
     kgi_twin_opts o = {.margin = 1.10, .min_pairs = 1, .max_distance = 2};
     long v;
     if ((margin && kgc_real("--margin", margin, 1.0, 100.0, &o.margin)) ||
@@ -455,7 +473,7 @@ static int twins(int argc, char **argv)
         const kgi_cat_kernel *k = &c->kernels[t->kernel];
         char line[2048];
         snprintf(line, sizeof line, "kernel %d in %s: %d pair%s, %.2fx on geometric mean (%.2fx at %dx%dx%d); %s",
-                 k->id, kgi_layout_name(t->layout), t->pairs, t->pairs == 1 ? "" : "s", t->gain, t->worst_gain,
+                 k->id, kgi_layout_name(t->layout), t->pairs, t->pairs == 1 ? "" : "s", t->gain, t->max_gain,
                  t->m, t->n, t->k, t->reason);
         fprintf(stderr, "kgen catalogue twins: %s\n", line);
         fprintf(mem, "\n# %s\n", line);
@@ -472,13 +490,16 @@ static int twins(int argc, char **argv)
             fprintf(stderr, "    twin (%s): %s %s\n", t->changes, t->tmpl, t->config);
             fprintf(mem, "# twin: %s\n%s %s\n", t->changes, t->tmpl, t->config);
         }
+        if (t->held_id) {
+            fprintf(stderr, "    kernel %d of the catalogue is %d parameter%s from kernel %d: not proposed\n", t->held_id,
+                    t->held_distance, t->held_distance == 1 ? "" : "s", k->id);
+            fprintf(mem, "# kernel %d of the catalogue is %d parameter%s from kernel %d: not proposed\n", t->held_id,
+                    t->held_distance, t->held_distance == 1 ? "" : "s", k->id);
+        }
     }
     fprintf(stderr, "kgen catalogue twins: %d twin%s for %d hole%s\n", found, found == 1 ? "" : "s", tw.n,
             tw.n == 1 ? "" : "s");
-    int closed = fclose(mem);
-    mem = NULL;
-    if (closed == 0 && kgc_write_file(output, buf, blen) == 0)
-        rc = KGC_OK;
+    rc = write_text(&mem, &buf, &blen, output);
 done:
     if (mem)
         fclose(mem);

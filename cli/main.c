@@ -124,7 +124,7 @@ static const command commands[] = {
      "  (exit status 0), export fails (1). A failed import or merge changes nothing\n"
      "  and creates no file or folder.\n"},
     {"catalogue", kgc_cmd_catalogue,
-     "kgen catalogue candidates|make|kernels|twins ...   (steps of scripts/build-catalogue.sh)\n"
+     "kgen catalogue candidates|make|kernels|twins ...   (building a catalogue: catalogue/README.md)\n"
      "  candidates --shapes FILE [--arch sm_XY] [--template T] [--per-shape N] [--max N]\n"
      "      [--per-kind N] [--whole-below N] [-o FILE]\n"
      "      the configurations worth timing for these shapes: per layout, the model's top N\n"
@@ -160,13 +160,15 @@ static const command commands[] = {
      "      those kg_matmul runs in layout L (those with times there), each with layout=L.\n"
      "  twins CATALOGUE [--margin F] [--min-pairs N] [--max-distance D] [-o FILE]\n"
      "      the catalogue's layout holes: training pairs where a kernel has no time, though\n"
-     "      it ran the same shape in another layout at least F (1.10) times faster than the\n"
-     "      catalogue's fastest there; why it has none (check(), its vector copies' needs, a\n"
-     "      spill); and for each hole of at least N (1) pairs a twin: the same template and\n"
-     "      work (tile, K slices, grid, threads), at most D (2) parameters changed, that passes\n"
+     "      its time at the same shape in another layout is at most 1/F (F 1.10) of the\n"
+     "      catalogue's fastest in this layout; why it has none (check(), its vector copies'\n"
+     "      needs, a spill); and for each hole of at least N (1) pairs a twin: the same\n"
+     "      template and work (tile, K slices, grid, threads), at most D (2) parameters\n"
+     "      changed over the values of the template's space and its groups, that passes\n"
      "      check(), runs every hole pair and compiles unpruned in that layout, the model's\n"
-     "      fastest of the nearest. Writes the twins as a --configs list (KGEN_CATALOGUE_ADD\n"
-     "      of scripts/build-catalogue.sh), the report on standard error. Runs no GPU.\n"},
+     "      fastest of the nearest, not one the catalogue holds. Writes the twins as a\n"
+     "      --configs list (no layout: KGEN_CATALOGUE_ADD of scripts/build-catalogue.sh\n"
+     "      times them in every layout), the report on standard error. Runs no GPU.\n"},
 };
 
 static const char common_usage[] =

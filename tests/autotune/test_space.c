@@ -157,7 +157,7 @@ static kgi_compiled report(int regs, unsigned tx, unsigned ty, size_t smem, int 
 static void test_post_compile_rules(void)
 {
     const kgi_limits *h100 = kgi_arch_limits(90), *t4 = kgi_arch_limits(75);
-    kgi_prune_rules rules = {.max_spill_bytes = 0, .min_occupancy = 1.0 / 16};
+    kgi_prune_rules rules = KGI_PRUNE_RULES_DEFAULT;
     kgi_compiled c = report(128, 32, 32, 0, 0); /* 1024 threads x 128 registers > 64K */
     kgi_prune_compiled(h100, &rules, &c);
     CHECK_MSG(c.prune == KGI_OUT_PRUNED_REGS && strstr(c.reason, "128 registers x 1024 threads"), "%s", c.reason);
@@ -199,7 +199,7 @@ static void test_pool(kgi_host *h)
     CHECK(kgi_space_finalize(&sp) == KG_OK && sp.n == 2);
     int fds[2];
     CHECK(pipe(fds) == 0);
-    kgi_prune_rules rules = {.max_spill_bytes = 0, .min_occupancy = 1.0 / 16};
+    kgi_prune_rules rules = KGI_PRUNE_RULES_DEFAULT;
     kgi_pool *pool;
     CHECK_MSG(kgi_pool_start(&pool, 2, &sp, lim, 90, NULL, &rules, fds[1], err, sizeof err) == KG_OK, "%s", err);
     kgi_pool_submit(pool, 0);

@@ -12,11 +12,14 @@ KGEN=$1
 export KGEN_CACHE_DIR=$tmp/cache
 
 # kernels 1 and 2: copies of single floats; 3: 16-byte copies of B in nn (NEEDS 4B), refused in tn by
-# check() (cc=1 changes nothing there); 4: 16-byte copies of B in nn and tn; 5 spills in nn (pred=1)
+# check() (cc=1 changes nothing there); 4: 16-byte copies of B in nn and tn; 5 spills in nn (pred=1);
+# 6: a 2-row matmul_skinny kernel with 16-byte copies of B, whose space lists vec=4 only (vec=1 is in
+# its space_groups)
 k1='bm=32 bn=64 bk=8 wm=32 wn=64 wk=1 tm=2 tn=4 ln=8 at=1 bt=0 pad=4 vec=1 pack=0 stages=3 ba=0 mid=0 pred=0 xb=0 raster=1 splitk=1 cl=0 cc=1 sk=1 red=4 minb=2 bounds=1'
 k3='bm=32 bn=64 bk=8 wm=32 wn=32 wk=1 tm=4 tn=4 ln=8 at=1 bt=0 pad=4 vec=4 pack=0 stages=3 ba=0 mid=0 pred=0 xb=0 raster=1 splitk=8 cl=0 cc=1 sk=0 red=4 minb=2 bounds=1'
 k4='bm=32 bn=32 bk=8 wm=32 wn=32 wk=1 tm=2 tn=4 ln=8 at=1 bt=0 pad=4 vec=4 pack=0 stages=3 ba=0 mid=0 pred=0 xb=0 raster=1 splitk=1 cl=0 cc=0 sk=1 red=4 minb=1 bounds=1'
 k5='bm=256 bn=64 bk=8 wm=64 wn=64 wk=1 tm=4 tn=4 ln=8 at=1 bt=0 pad=4 vec=1 pack=0 stages=2 ba=0 mid=0 pred=1 xb=0 raster=1 splitk=1 cl=0 cc=1 sk=1 red=4 minb=1 bounds=1'
+k6='small=m ms=2 vec=4 kc=512 cs=1 pipe=2'
 # write_cat FILE [EXTRA_KERNEL_LINE EXTRA_NN_TIME_AT_3000x256x4000]
 write_cat() {
     local x=${2:+ -} y=${3:-}
@@ -27,60 +30,84 @@ write_cat() {
         printf 'kernel 3 matmul_warp 4B,1,4B,4A 32 64 8 0 9 2 %s\n' "$k3"
         printf 'kernel 4 matmul_warp 4B,1,4,4A 32 32 1 8 12 2 %s\n' "$k4"
         printf 'kernel 5 matmul_warp 1 256 64 1 8 2 2 %s\n' "$k5"
+        printf 'kernel 6 matmul_skinny 4B 2 128 K/512 0 2 2 %s\n' "$k6"
         [ -n "${2:-}" ] && printf '%s\n' "$2"
-        # 3000x25x2000: kernel 4 runs nt in 100 us, nn refuses it (N = 25), the best there 150
-        printf 'time nn 3000 25 2000 150 160 - - 200%s\n' "$x"
-        printf 'time nt 3000 25 2000 150 160 300 100 200%s\n' "$x"
+        # 3000x25x2000: kernel 4 runs nt in 100 us; nn and tn refuse it (N = 25), the best there 150
+        printf 'time nn 3000 25 2000 150 160 - - 200 -%s\n' "$x"
+        printf 'time nt 3000 25 2000 150 160 300 100 200 -%s\n' "$x"
+        printf 'time tn 3000 25 2000 150 160 300 - 200 -%s\n' "$x"
         # 3000x256x4000: kernel 5 runs tn in 300 us, spills in nn, where the best is 500
-        printf 'time nn 3000 256 4000 500 510 600 550 -%s\n' "${y:+ $y}"
-        printf 'time tn 3000 256 4000 700 710 - 800 300%s\n' "$x"
+        printf 'time nn 3000 256 4000 500 510 600 550 - -%s\n' "${y:+ $y}"
+        printf 'time tn 3000 256 4000 700 710 - 800 300 -%s\n' "$x"
         # 1000x512x1000: kernel 3 runs nn in 50 us, check() refuses it in tn, where the best is 80
-        printf 'time nn 1000 512 1000 90 95 50 60 120%s\n' "$x"
-        printf 'time tn 1000 512 1000 80 85 - 90 100%s\n' "$x"
+        printf 'time nn 1000 512 1000 90 95 50 60 120 -%s\n' "$x"
+        printf 'time tn 1000 512 1000 80 85 - 90 100 -%s\n' "$x"
+        # 2x7984x1257: kernel 6 runs nn in 10 us; tt refuses it (ldb = K = 1257), the best there 20
+        printf 'time nn 2 7984 1257 20 20 20 20 20 10%s\n' "$x"
+        printf 'time tt 2 7984 1257 20 20 20 20 20 -%s\n' "$x"
+        # 2000^3: kernel 2 runs nt in 80 us and was not timed in nn, where it runs too (the best 100)
+        printf 'time nn 2000 2000 2000 100 - 120 130 140 -%s\n' "$x"
+        printf 'time nt 2000 2000 2000 100 80 120 130 140 -%s\n' "$x"
     } >"$1"
 }
 write_cat "$tmp/cat.txt"
 "$KGEN" catalogue twins "$tmp/cat.txt" -o "$tmp/tw.txt" 2>"$tmp/tw.err"
 check "twins exits 0" test $? = 0
 cat "$tmp/tw.err"
-check "three holes, three twins" grep -q "^kgen catalogue twins: 3 twins for 3 holes" "$tmp/tw.err"
+check "six holes, four twins" grep -q "^kgen catalogue twins: 4 twins for 6 holes" "$tmp/tw.err"
 check "kernel 4's hole in nn, 1.50x, its needs named" \
     grep -q "kernel 4 in nn: 1 pair, 1.50x .*ldb=25 is not a multiple of 4" "$tmp/tw.err"
 check "kernel 5's hole in nn, 1.67x, its spill named" grep -q "kernel 5 in nn: 1 pair, 1.67x .*is pruned: spills" "$tmp/tw.err"
 check "kernel 3's hole in tn, 1.60x, check() named" grep -q "kernel 3 in tn: 1 pair, 1.60x .*check() refuses it in tn" "$tmp/tw.err"
-check "the largest gain first" sh -c "grep '^kgen catalogue twins: kernel' '$tmp/tw.err' | head -n 1 | grep -q 'kernel 5 in nn'"
-check "kernel 4's twin copies single floats, nothing else changed" grep -qxF "matmul_warp ${k4/vec=4/vec=1}" "$tmp/tw.txt"
-check "kernel 5's twin does not predicate its loads" grep -q "^# twin: pred=1->0" "$tmp/tw.txt"
+check "kernel 2 runs in nn: said, no twin sought" \
+    sh -c "grep -A 1 'kernel 2 in nn: 1 pair, 1.25x .*it runs in nn at 2000x2000x2000' '$tmp/tw.err' | grep -q 'no twin: the kernel itself runs there'"
+check "the largest gain first" sh -c "grep '^kgen catalogue twins: kernel' '$tmp/tw.err' | head -n 1 | grep -q 'kernel 6 in tt'"
+check "kernel 5's twin does not predicate its loads, nothing else changed" grep -qx "# twin: pred=1->0" "$tmp/tw.txt"
 check "kernel 5's twin keeps its tile" grep -q "^matmul_warp bm=256 bn=64 .*pred=0" "$tmp/tw.txt"
+check "kernel 6's twin: vec=1, a value of its template's space_groups" grep -qxF "matmul_skinny ${k6/vec=4/vec=1}" "$tmp/tw.txt"
 check "each twin follows the hole it fills" sh -c "grep -A 2 'kernel 3 in tn' '$tmp/tw.txt' | grep -q '^# twin: '"
-grep -A 2 'kernel 3 in tn' "$tmp/tw.txt" | grep '^matmul_warp' >"$tmp/tw3.txt"
-check "kernel 3's twin keeps its tile and K slices" grep -q "^matmul_warp bm=32 bn=64 bk=8 .*splitk=8 " "$tmp/tw3.txt"
-"$KGEN" tune --dry-run --arch sm_90 --configs "$tmp/tw3.txt" --layout tn --m 1000 --n 512 --k 1000 >/dev/null 2>"$tmp/d3.err"
-check "kernel 3's twin runs in tn, at its hole" grep -q "would-be-timed 1" "$tmp/d3.err"
-grep '^matmul_warp bm=256' "$tmp/tw.txt" >"$tmp/tw5.txt"
-"$KGEN" tune --dry-run --arch sm_90 --configs "$tmp/tw5.txt" --layout nn --m 3000 --n 256 --k 4000 >/dev/null 2>"$tmp/d5.err"
-check "kernel 5's twin compiles in nn without spills" grep -q "would-be-timed 1" "$tmp/d5.err"
-check "three configurations listed" test "$(grep -c '^matmul_warp ' "$tmp/tw.txt")" = 3
+check "kernel 4's holes in nn and tn share one twin" \
+    sh -c "grep -A 1 'kernel 4 in tn' '$tmp/tw.txt' | grep -q '^# twin: the one above (kernel 4 in nn)'"
+check "four configurations listed" test "$(grep -c '^matmul_' "$tmp/tw.txt")" = 4
 "$KGEN" tune --dry-run --arch sm_90 --configs "$tmp/tw.txt" --layout nn --m 3000 --n 25 --k 2000 >/dev/null 2>"$tmp/d.err"
-check "the tuner reads the list" grep -q "strategy exhaustive: 3 evaluated" "$tmp/d.err"
+check "the tuner reads the list" grep -q "strategy exhaustive: 4 evaluated" "$tmp/d.err"
+# each twin runs in its hole's layout at its hole's pair (not pruned there: would-be-timed)
+twin_runs() { # HOLE LAYOUT M N K
+    grep -A 2 "$1" "$tmp/tw.txt" | grep '^matmul_' >"$tmp/one.txt"
+    "$KGEN" tune --dry-run --arch sm_90 --configs "$tmp/one.txt" --layout "$2" --m "$3" --n "$4" --k "$5" \
+        >/dev/null 2>"$tmp/one.err"
+    grep -q "would-be-timed 1" "$tmp/one.err"
+}
+check "kernel 3's twin runs in tn at its hole" twin_runs 'kernel 3 in tn' tn 1000 512 1000
+check "kernel 4's twin runs in nn at its hole" twin_runs 'kernel 4 in nn' nn 3000 25 2000
+check "kernel 4's twin runs in tn there too" twin_runs 'kernel 4 in nn' tn 3000 25 2000
+check "kernel 5's twin compiles in nn without spills" twin_runs 'kernel 5 in nn' nn 3000 256 4000
+check "kernel 6's twin runs in tt at its hole" twin_runs 'kernel 6 in tt' tt 2 7984 1257
+check "kernel 4's twin keeps its tile and changes one parameter" \
+    sh -c "grep -A 2 'kernel 4 in nn' '$tmp/tw.txt' | grep -q '^# twin: [a-z]*=[0-9a-z]*->[0-9a-z]*\$'"
 
-# a twin the catalogue holds already is not proposed again: kernel 6 is kernel 5 with pred=0, slower in nn
-write_cat "$tmp/cat6.txt" "kernel 6 matmul_warp 1 256 64 1 8 2 2 ${k5/pred=1/pred=0}" 450
+# a twin the catalogue holds already is not proposed again: kernel 7 is kernel 5 with pred=0, slower in nn
+write_cat "$tmp/cat6.txt" "kernel 7 matmul_warp 1 256 64 1 8 2 2 ${k5/pred=1/pred=0}" 450
 "$KGEN" catalogue twins "$tmp/cat6.txt" -o "$tmp/tw6.txt" 2>"$tmp/tw6.err"
-check "with kernel 6: exits 0" test $? = 0
-check "with kernel 6: kernel 5's hole is still there (1.50x)" grep -q "kernel 5 in nn: 1 pair, 1.50x" "$tmp/tw6.err"
-check "with kernel 6: its configuration is not proposed" sh -c "! grep -qxF 'matmul_warp ${k5/pred=1/pred=0}' '$tmp/tw6.txt'"
+check "with kernel 7: exits 0" test $? = 0
+check "with kernel 7: kernel 5's hole is still there (1.50x)" grep -q "kernel 5 in nn: 1 pair, 1.50x" "$tmp/tw6.err"
+check "with kernel 7: its configuration is not proposed" sh -c "! grep -qxF 'matmul_warp ${k5/pred=1/pred=0}' '$tmp/tw6.txt'"
+check "with kernel 7: it is named as the nearer kernel" grep -q "kernel 7 of the catalogue is 1 parameter from kernel 5: not proposed" "$tmp/tw6.err"
 
 # thresholds
-"$KGEN" catalogue twins "$tmp/cat.txt" --margin 1.6 -o "$tmp/m.txt" 2>"$tmp/m.err"
-check "--margin 1.6: kernel 5's 1.67x alone is a hole (1.60x is not)" grep -q "^kgen catalogue twins: 1 twin for 1 hole" "$tmp/m.err"
+"$KGEN" catalogue twins "$tmp/cat.txt" --margin 1.62 -o "$tmp/m.txt" 2>"$tmp/m.err"
+check "--margin 1.62: kernel 6's 2.00x and 5's 1.67x are holes, 3's 1.60x is not" \
+    grep -q "^kgen catalogue twins: 2 twins for 2 holes" "$tmp/m.err"
+"$KGEN" catalogue twins "$tmp/cat.txt" --margin 2 -o "$tmp/m2.txt" 2>"$tmp/m2.err"
+check "--margin 2: a ratio of exactly 2.00 is a hole (at least F)" grep -q "^kgen catalogue twins: 1 twin for 1 hole" "$tmp/m2.err"
+"$KGEN" catalogue twins "$tmp/cat.txt" --max-distance 1 -o "$tmp/d1.txt" 2>"$tmp/d1.err"
+check "--max-distance 1: the twins change one parameter each" sh -c "! grep '^# twin: [^ ]* ' '$tmp/d1.txt' | grep -qv 'the one above'"
 "$KGEN" catalogue twins "$tmp/cat.txt" --min-pairs 2 -o "$tmp/p.txt" 2>"$tmp/p.err"
-check "--min-pairs 2: holes reported, no twin sought" grep -q "^kgen catalogue twins: 0 twins for 3 holes" "$tmp/p.err"
+check "--min-pairs 2: holes reported, no twin sought" grep -q "^kgen catalogue twins: 0 twins for 6 holes" "$tmp/p.err"
 check "--min-pairs 2: the list is comments only" sh -c "! grep -q '^[^#]' '$tmp/p.txt'"
 
 # no hole: nothing proposed
-awk '$1 != "time" || $2 != "nt"' "$tmp/cat.txt" | sed '/^time tn 3000/d; s/^time tn 1000 512 1000 80/time tn 1000 512 1000 40/' \
-    >"$tmp/none.txt"
+awk '$1 != "time" || ($2 == "nn" && $3 != 2000)' "$tmp/cat.txt" >"$tmp/none.txt"
 "$KGEN" catalogue twins "$tmp/none.txt" -o "$tmp/n.txt" 2>"$tmp/n.err"
 check "no hole: exits 0, says so" grep -q "^kgen catalogue twins: 0 twins for 0 holes" "$tmp/n.err"
 
@@ -88,6 +115,7 @@ check "no hole: exits 0, says so" grep -q "^kgen catalogue twins: 0 twins for 0 
 expect 2 "--margin" catalogue twins "$tmp/cat.txt" --margin 0.5 -o "$tmp/x.txt"
 expect 2 "--max-distance" catalogue twins "$tmp/cat.txt" --max-distance 9 -o "$tmp/x.txt"
 expect 2 "one CATALOGUE file" catalogue twins -o "$tmp/x.txt"
+expect 2 "the architecture is the catalogue's" catalogue twins "$tmp/cat.txt" --arch sm_80 -o "$tmp/x.txt"
 expect 1 "cannot open\|No such file" catalogue twins "$tmp/nothing.txt" -o "$tmp/x.txt"
 sed 's/^time nn 3000 25 2000 150 /time nn 3000 25 2000 abc /' "$tmp/cat.txt" >"$tmp/bad.txt"
 expect 2 "bad.txt:" catalogue twins "$tmp/bad.txt" -o "$tmp/x.txt"
