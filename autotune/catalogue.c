@@ -244,7 +244,7 @@ static kg_status list_add(kgi_config_list *l, const char *tmpl, const char *conf
 
 /* The model's pool for one layout: candidates in some shape's top. */
 typedef struct pool {
-    int *cls;                  /* what kind of kernel (kind_of) */
+    int *cls;                  /* what kind of kernel (kgi_cat_kind) */
     char (*tmpl)[64];
     char **config;             /* layout-free */
     double *t;                 /* [c * np + p], this layout's pairs only */
@@ -286,7 +286,7 @@ static int smallest(const double *pred, int n, int k, int *top)
  * terms: 16-byte copies or not, packed operands, split-K, a persistent
  * grid. The model's ranking is least sure between kinds (a pack pass, an
  * odd shape's narrow copies), so each kind keeps a few candidates. */
-static int kind_of(const kgi_res *r)
+int kgi_cat_kind(const kgi_res *r)
 {
     return (r->copy_a >= 4 || r->copy_b >= 4) | (r->pack > 0) << 1 | (r->kslices > 1) << 2 | (r->persistent != 0) << 3;
 }
@@ -366,7 +366,7 @@ static kg_status layout_pool(const kgi_cat_cand_opts *o, int li, pool *pl, kgi_c
             pl->cls = e, pl->cap = cap;
         }
         snprintf(pl->tmpl[pl->n], sizeof pl->tmpl[pl->n], "%s", tn);
-        pl->cls[pl->n] = kind_of(&sp.cand[c].res);
+        pl->cls[pl->n] = kgi_cat_kind(&sp.cand[c].res);
         if (!(pl->config[pl->n] = strdup(cfg)))
             goto done;
         for (int s = 0; s < o->nshapes; s++) {

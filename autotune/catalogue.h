@@ -44,6 +44,11 @@ typedef struct kgi_cat_cand_opts {
     int whole_below;            /* a template with at most this many candidates in a layout is taken whole */
 } kgi_cat_cand_opts;
 
+/* A kernel's kind, from what resources() says: 16-byte copies or not, packed operands, split-K, a
+ * persistent grid (bits 0-3). `candidates` keeps the best of each kind besides; `kgen catalogue twins`
+ * proposes one twin of each kind. */
+int kgi_cat_kind(const kgi_res *r);
+
 /* Fills `out` (layout-free configurations, pick order). */
 kg_status kgi_catalogue_candidates(const kgi_cat_cand_opts *o, kgi_config_list *out, char *err, size_t errlen);
 

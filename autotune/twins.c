@@ -197,7 +197,7 @@ typedef struct tally {
 typedef struct cand {
     char config[2048];         /* with layout */
     double pred;               /* the model's summed log time over the hole pairs */
-    kgi_geometry geo;
+    int kind;                  /* kgi_cat_kind */
 } cand;
 
 static int cmp_cand(const void *a, const void *b)
@@ -368,7 +368,7 @@ static kg_status walk_mask(kg_context *ctx, const kgi_catalogue *c, const kgi_ca
         cand *e = &(*cs)[(*n)++];
         snprintf(e->config, sizeof e->config, "%s", q->config);
         e->pred = pred;
-        e->geo = geo;
+        e->kind = kgi_cat_kind(&q->res);
     }
     kgi_space_free(&sp);
     return st;
@@ -388,11 +388,13 @@ static void none_found(kgi_twin *t, const char *tmpl, int d, const char *layout,
                  ", and the model's fastest %d of the rest compile pruned (%.160s)", tried, y->last_pruned);
 }
 
-/* The nearest twin of hole h's kernel: distance 1, then 2, ... A problem
+/* The nearest twins of hole h's kernel (distance 1, then 2, ...): the
+ * model's fastest, and with per_hole > 1 the fastest of other kinds at that
+ * distance. A problem
  * with this hole's kernel (its template, its resources) is said in
  * t->why_none; only running out of memory ends the command. */
-static kg_status find_twin(kg_context *ctx, const kgi_catalogue *c, const hole *h, int max_distance, kgi_twin *t,
-                           char *err, size_t errlen)
+static kg_status find_twin(kg_context *ctx, const kgi_catalogue *c, const hole *h, int max_distance, int per_hole,
+                           kgi_twin *t, char *err, size_t errlen)
 {
     const kgi_cat_kernel *k = &c->kernels[h->kernel];
     const char *lname = kgi_layout_name(h->layout);
@@ -456,9 +458,12 @@ static kg_status find_twin(kg_context *ctx, const kgi_catalogue *c, const hole *
             break;
         }
         qsort(cs, (size_t)n, sizeof *cs, cmp_cand);
-        /* the model's fastest that compiles without being pruned; a few tries */
-        int tried = 0;
-        for (int i = 0; i < n && i < 8 && st == KG_OK; i++) {
+        /* in the model's order, the first of each kind that compiles without being pruned, up to per_hole
+         * twins; at most 8 compiles per twin sought */
+        int tried = 0, kinds = 0;
+        for (int i = 0; i < n && t->found < per_hole && tried < 8 * per_hole; i++) {
+            if (kinds & (1 << cs[i].kind))
+                continue;
             compile_as_tune(ctx, k->tmpl, cs[i].config, NULL, cc);
             if (cc->prune != KGI_OUT_NONE) {
                 tried++;
@@ -466,18 +471,21 @@ static kg_status find_twin(kg_context *ctx, const kgi_catalogue *c, const hole *
                 snprintf(y.last_pruned, sizeof y.last_pruned, "%.159s", cc->reason);
                 continue;
             }
+            kgi_twin_cfg *tw = &t->twin[t->found];
             kgi_config qc;
             if (kgi_config_parse(&qc, cs[i].config, NULL, 0) != 0 ||
-                kgi_cat_strip_layout(cs[i].config, t->config, sizeof t->config, why, sizeof why) != 0)
+                kgi_cat_strip_layout(cs[i].config, tw->config, sizeof tw->config, why, sizeof why) != 0)
                 continue;
-            t->distance = distance(info, &kc, &qc, t->changes, sizeof t->changes);
-            snprintf(t->tmpl, sizeof t->tmpl, "%s", k->tmpl);
-            t->found = 1;
+            tw->distance = distance(info, &kc, &qc, tw->changes, sizeof tw->changes);
+            snprintf(tw->tmpl, sizeof tw->tmpl, "%s", k->tmpl);
+            tw->same_as = -1;
+            kinds |= 1 << cs[i].kind;
+            t->found++;
         }
-        if (!t->found && st == KG_OK)
+        if (!t->found)
             none_found(t, k->tmpl, d, lname, &y, tried);
     }
-    if (y.held_id && (!t->found || y.held_distance <= t->distance))
+    if (y.held_id && (!t->found || y.held_distance <= t->twin[0].distance))
         t->held_id = y.held_id, t->held_distance = y.held_distance;
     free(cc);
     free(cs);
@@ -491,6 +499,10 @@ kg_status kgi_catalogue_twins(kg_context *ctx, const kgi_catalogue *cat, const k
                               char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
+    if (o->per_hole < 1 || o->per_hole > KGI_TWINS_PER_HOLE || o->max_distance < 1) {
+        snprintf(err, errlen, "per_hole must be 1 to %d and max_distance at least 1", KGI_TWINS_PER_HOLE);
+        return KG_ERR_INVALID_ARG;
+    }
     if (ctx->arch != cat->arch) {
         snprintf(err, errlen, "the context's architecture is sm_%d, the catalogue's sm_%d", ctx->arch, cat->arch);
         return KG_ERR_INVALID_ARG;
@@ -518,7 +530,7 @@ kg_status kgi_catalogue_twins(kg_context *ctx, const kgi_catalogue *cat, const k
         const hole *h = &hs[i];
         kgi_twin *t = &out->t[out->n++];
         const kgi_cat_row *w = &cat->rows[h->max_row];
-        t->kernel = h->kernel, t->layout = h->layout, t->pairs = h->npairs, t->same_as = -1;
+        t->kernel = h->kernel, t->layout = h->layout, t->pairs = h->npairs;
         t->gain = exp(h->log_gain / h->npairs), t->max_gain = h->max;
         t->m = w->m, t->n = w->n, t->k = w->k;
         t->runs = hole_reason(ctx, cat, &cat->kernels[h->kernel], h->layout, h->max_row, t->reason, sizeof t->reason);
@@ -530,11 +542,13 @@ kg_status kgi_catalogue_twins(kg_context *ctx, const kgi_catalogue *cat, const k
             snprintf(t->why_none, sizeof t->why_none, "fewer than %d pairs: not sought", o->min_pairs);
             continue;
         }
-        st = find_twin(ctx, cat, h, o->max_distance, t, err, errlen);
-        for (int e = 0; e < out->n - 1 && t->found; e++)
-            if (out->t[e].found && out->t[e].same_as < 0 && !strcmp(out->t[e].tmpl, t->tmpl) &&
-                !strcmp(out->t[e].config, t->config))
-                t->same_as = e;
+        st = find_twin(ctx, cat, h, o->max_distance, o->per_hole, t, err, errlen);
+        for (int j = 0; j < t->found; j++)
+            for (int e = 0; e < out->n - 1 && t->twin[j].same_as < 0; e++)
+                for (int f = 0; f < out->t[e].found; f++)
+                    if (out->t[e].twin[f].same_as < 0 && !strcmp(out->t[e].twin[f].tmpl, t->twin[j].tmpl) &&
+                        !strcmp(out->t[e].twin[f].config, t->twin[j].config))
+                        t->twin[j].same_as = e;
     }
 done:
     for (int i = 0; i < nh; i++)

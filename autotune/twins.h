@@ -19,8 +19,9 @@
  * check(), is admitted at every hole pair (the tuner's own test,
  * kgi_pool_admits) and compiles without being pruned (kgi_compile_candidate
  * with `kgen tune`'s default rules: no spills). Among the nearest, the
- * analytic model's fastest over the hole pairs is proposed; one the
- * catalogue holds already is not. A kernel that runs in L at its hole (it
+ * analytic model's fastest over the hole pairs is proposed (with
+ * per_hole > 1, the fastest of each kind too); one the catalogue holds
+ * already is not. A kernel that runs in L at its hole (it
  * was only not timed there) gets no twin: the report says to time it.
  */
 #ifndef KGEN_AUTOTUNE_TWINS_H
@@ -35,7 +36,21 @@ typedef struct kgi_twin_opts {
                                   kernel's fastest time in another layout (1.10) */
     int min_pairs;             /* holes with fewer pairs are reported, no twin sought (1) */
     int max_distance;          /* parameters a twin may change (2) */
+    int per_hole;              /* twins proposed per hole, each of another kind (kgi_cat_kind: 16-byte copies
+                                  or not, packed operands), the model's fastest of each (1, at most
+                                  KGI_TWINS_PER_HOLE) */
 } kgi_twin_opts;
+
+#define KGI_TWINS_PER_HOLE 4
+
+/* A configuration proposed for a hole. */
+typedef struct kgi_twin_cfg {
+    char tmpl[64];
+    char config[512];          /* without layout */
+    char changes[256];         /* "vec=4->1 cc=0->1" */
+    int distance;              /* parameters changed */
+    int same_as;               /* -1, or the earlier hole that proposed this configuration too */
+} kgi_twin_cfg;
 
 /* One hole: kernel `kernel` (0-based) kept out of `layout` where it would
  * have been faster, and the twin proposed for it. */
@@ -48,12 +63,8 @@ typedef struct kgi_twin {
     int m, n, k;               /* the hole pair with the largest ratio */
     char reason[512];          /* why the kernel has no time there (one line) */
     int runs;                  /* 1: it runs there (not timed): no twin sought */
-    int found;                 /* 1: a twin below; 0: none (why_none says why, one line) */
-    int distance;              /* parameters changed */
-    int same_as;               /* -1, or the earlier hole whose twin this is too */
-    char tmpl[64];
-    char config[512];          /* the twin, without layout */
-    char changes[256];         /* "vec=4->1 cc=0->1" */
+    int found;                 /* twins proposed (twin[0..found)); 0: none (why_none says why, one line) */
+    kgi_twin_cfg twin[KGI_TWINS_PER_HOLE]; /* the model's fastest first */
     char why_none[512];
     int held_id, held_distance; /* a kernel of the catalogue (its id) nearer than the twin, or 0 */
 } kgi_twin;

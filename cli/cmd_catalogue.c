@@ -419,10 +419,10 @@ done:
  * --configs list, each after comments that say which hole it fills and why the kernel left it. */
 static int twins(int argc, char **argv)
 {
-    const char *output = NULL, *margin = NULL, *pairs = NULL, *dist = NULL;
+    const char *output = NULL, *margin = NULL, *pairs = NULL, *dist = NULL, *per = NULL;
     const kgc_opt own[] = {{"-o", "--output", 1, &output},   {"--margin", NULL, 1, &margin},
                            {"--min-pairs", NULL, 1, &pairs}, {"--max-distance", NULL, 1, &dist},
-                           {NULL, NULL, 0, NULL}};
+                           {"--per-hole", NULL, 1, &per},    {NULL, NULL, 0, NULL}};
     kg_context *ctx;
     int rc = kgc_open(&ctx, KG_DEVICE_NONE, NULL);
     if (rc)
@@ -436,11 +436,12 @@ static int twins(int argc, char **argv)
     if ((rc = one_catalogue_args("twins", ctx, argc, argv, own, &args)) != KGC_OK)
         goto done;
     rc = KGC_USAGE;
-    kgi_twin_opts o = {.margin = 1.10, .min_pairs = 1, .max_distance = 2};
+    kgi_twin_opts o = {.margin = 1.10, .min_pairs = 1, .max_distance = 2, .per_hole = 1};
     long v;
     if ((margin && kgc_real("--margin", margin, 1.0, 100.0, &o.margin)) ||
         (pairs && kgc_int("--min-pairs", pairs, 1, 100000, &v)) || (pairs && (o.min_pairs = (int)v, 0)) ||
         (dist && kgc_int("--max-distance", dist, 1, 3, &v)) || (dist && (o.max_distance = (int)v, 0)) ||
+        (per && kgc_int("--per-hole", per, 1, KGI_TWINS_PER_HOLE, &v)) || (per && (o.per_hole = (int)v, 0)) ||
         kgc_not_input("-o", output, args.positional[0]) != 0)
         goto done;
     const char *path = args.positional[0];
@@ -480,15 +481,20 @@ static int twins(int argc, char **argv)
         if (!t->found) {
             fprintf(stderr, "    no twin: %s\n", t->why_none);
             fprintf(mem, "# no twin: %s\n", t->why_none);
-        } else if (t->same_as >= 0) {
-            fprintf(stderr, "    twin: the one above (kernel %d in %s)\n", c->kernels[tw.t[t->same_as].kernel].id,
-                    kgi_layout_name(tw.t[t->same_as].layout));
-            fprintf(mem, "# twin: the one above (kernel %d in %s)\n", c->kernels[tw.t[t->same_as].kernel].id,
-                    kgi_layout_name(tw.t[t->same_as].layout));
-        } else {
+        }
+        for (int j = 0; j < t->found; j++) {
+            const kgi_twin_cfg *w = &t->twin[j];
+            if (w->same_as >= 0) {
+                const kgi_twin *e = &tw.t[w->same_as];
+                fprintf(stderr, "    twin: one above (kernel %d in %s): %s\n", c->kernels[e->kernel].id,
+                        kgi_layout_name(e->layout), w->changes);
+                fprintf(mem, "# twin: one above (kernel %d in %s): %s\n", c->kernels[e->kernel].id,
+                        kgi_layout_name(e->layout), w->changes);
+                continue;
+            }
             found++;
-            fprintf(stderr, "    twin (%s): %s %s\n", t->changes, t->tmpl, t->config);
-            fprintf(mem, "# twin: %s\n%s %s\n", t->changes, t->tmpl, t->config);
+            fprintf(stderr, "    twin (%s): %s %s\n", w->changes, w->tmpl, w->config);
+            fprintf(mem, "# twin: %s\n%s %s\n", w->changes, w->tmpl, w->config);
         }
         if (t->held_id) {
             fprintf(stderr, "    kernel %d of the catalogue is %d parameter%s from kernel %d: not proposed\n", t->held_id,

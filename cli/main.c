@@ -158,7 +158,8 @@ static const command commands[] = {
      "  kernels CATALOGUE [--layout L] [-o FILE]\n"
      "      the catalogue's kernels as a --configs list, in its order; with --layout, only\n"
      "      those kg_matmul runs in layout L (those with times there), each with layout=L.\n"
-     "  twins CATALOGUE [--margin F] [--min-pairs N] [--max-distance D] [-o FILE]\n"
+     "  twins CATALOGUE [--margin F] [--min-pairs N] [--max-distance D] [--per-hole P]\n"
+     "         [-o FILE]\n"
      "      the catalogue's layout holes: training pairs where a kernel has no time, though\n"
      "      its time at the same shape in another layout is at most 1/F (F 1.10) of the\n"
      "      catalogue's fastest in this layout; why it has none (check(), its vector copies'\n"
@@ -166,7 +167,8 @@ static const command commands[] = {
      "      template and work (tile, K slices, grid, threads), at most D (2) parameters\n"
      "      changed over the values of the template's space and its groups, that passes\n"
      "      check(), runs every hole pair and compiles unpruned in that layout, the model's\n"
-     "      fastest of the nearest, not one the catalogue holds. Writes the twins as a\n"
+     "      fastest of the nearest, not one the catalogue holds (with P, 1 to 4, the fastest\n"
+     "      of each kind: 16-byte copies or not, packed operands). Writes the twins as a\n"
      "      --configs list (no layout: KGEN_CATALOGUE_ADD of scripts/build-catalogue.sh\n"
      "      times them in every layout), the report on standard error. Runs no GPU.\n"},
 };

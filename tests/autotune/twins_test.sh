@@ -62,12 +62,13 @@ check "kernel 3's hole in tn, 1.60x, check() named" grep -q "kernel 3 in tn: 1 p
 check "kernel 2 runs in nn: said, no twin sought" \
     sh -c "grep -A 1 'kernel 2 in nn: 1 pair, 1.25x .*it runs in nn at 2000x2000x2000' '$tmp/tw.err' | grep -q 'no twin: the kernel itself runs there'"
 check "the largest gain first" sh -c "grep '^kgen catalogue twins: kernel' '$tmp/tw.err' | head -n 1 | grep -q 'kernel 6 in tt'"
-check "kernel 5's twin does not predicate its loads, nothing else changed" grep -qx "# twin: pred=1->0" "$tmp/tw.txt"
-check "kernel 5's twin keeps its tile" grep -q "^matmul_warp bm=256 bn=64 .*pred=0" "$tmp/tw.txt"
+check "kernel 5's twin changes one parameter" \
+    sh -c "grep -A 1 'kernel 5 in nn' '$tmp/tw.txt' | grep -qx '# twin: [a-z]*=[0-9a-z]*->[0-9a-z]*'"
+check "kernel 5's twin keeps its tile" sh -c "grep -A 2 'kernel 5 in nn' '$tmp/tw.txt' | grep -q '^matmul_warp bm=256 bn=64 '"
 check "kernel 6's twin: vec=1, a value of its template's space_groups" grep -qxF "matmul_skinny ${k6/vec=4/vec=1}" "$tmp/tw.txt"
 check "each twin follows the hole it fills" sh -c "grep -A 2 'kernel 3 in tn' '$tmp/tw.txt' | grep -q '^# twin: '"
 check "kernel 4's holes in nn and tn share one twin" \
-    sh -c "grep -A 1 'kernel 4 in tn' '$tmp/tw.txt' | grep -q '^# twin: the one above (kernel 4 in nn)'"
+    sh -c "grep -A 1 'kernel 4 in tn' '$tmp/tw.txt' | grep -q '^# twin: one above (kernel 4 in nn)'"
 check "four configurations listed" test "$(grep -c '^matmul_' "$tmp/tw.txt")" = 4
 "$KGEN" tune --dry-run --arch sm_90 --configs "$tmp/tw.txt" --layout nn --m 3000 --n 25 --k 2000 >/dev/null 2>"$tmp/d.err"
 check "the tuner reads the list" grep -q "strategy exhaustive: 4 evaluated" "$tmp/d.err"
@@ -83,6 +84,7 @@ check "kernel 4's twin runs in nn at its hole" twin_runs 'kernel 4 in nn' nn 300
 check "kernel 4's twin runs in tn there too" twin_runs 'kernel 4 in nn' tn 3000 25 2000
 check "kernel 5's twin compiles in nn without spills" twin_runs 'kernel 5 in nn' nn 3000 256 4000
 check "kernel 6's twin runs in tt at its hole" twin_runs 'kernel 6 in tt' tt 2 7984 1257
+check "kernel 4's twin: the model's first, single-float copies" grep -qxF "matmul_warp ${k4/vec=4/vec=1}" "$tmp/tw.txt"
 check "kernel 4's twin keeps its tile and changes one parameter" \
     sh -c "grep -A 2 'kernel 4 in nn' '$tmp/tw.txt' | grep -q '^# twin: [a-z]*=[0-9a-z]*->[0-9a-z]*\$'"
 
@@ -101,7 +103,15 @@ check "--margin 1.62: kernel 6's 2.00x and 5's 1.67x are holes, 3's 1.60x is not
 "$KGEN" catalogue twins "$tmp/cat.txt" --margin 2 -o "$tmp/m2.txt" 2>"$tmp/m2.err"
 check "--margin 2: a ratio of exactly 2.00 is a hole (at least F)" grep -q "^kgen catalogue twins: 1 twin for 1 hole" "$tmp/m2.err"
 "$KGEN" catalogue twins "$tmp/cat.txt" --max-distance 1 -o "$tmp/d1.txt" 2>"$tmp/d1.err"
-check "--max-distance 1: the twins change one parameter each" sh -c "! grep '^# twin: [^ ]* ' '$tmp/d1.txt' | grep -qv 'the one above'"
+check "--max-distance 1: the twins change one parameter each" sh -c "grep '^# twin: ' '$tmp/d1.txt' | grep -q . &&
+    ! grep '^# twin: ' '$tmp/d1.txt' | grep -q -- '->[^ ]* [a-z]*='"
+"$KGEN" catalogue twins "$tmp/cat.txt" --per-hole 2 -o "$tmp/p2.txt" 2>"$tmp/p2.err"
+grep -A 5 'kernel 4 in nn' "$tmp/p2.txt" | sed -n '2,5p' | grep '^matmul_' >"$tmp/p2k4.txt"
+check "--per-hole 2: two twins for kernel 4's hole ($(wc -l <"$tmp/p2k4.txt"))" test "$(wc -l <"$tmp/p2k4.txt")" = 2
+check "--per-hole 2: of two kinds, one packing its operands" \
+    sh -c "grep -c 'pack=1' '$tmp/p2k4.txt' | grep -qx 1"
+check "--per-hole 2: the model's first as before" \
+    sh -c "head -n 1 '$tmp/p2k4.txt' | grep -qxF \"\$(grep -A 2 'kernel 4 in nn' '$tmp/tw.txt' | grep '^matmul_')\""
 "$KGEN" catalogue twins "$tmp/cat.txt" --min-pairs 2 -o "$tmp/p.txt" 2>"$tmp/p.err"
 check "--min-pairs 2: holes reported, no twin sought" grep -q "^kgen catalogue twins: 0 twins for 6 holes" "$tmp/p.err"
 check "--min-pairs 2: the list is comments only" sh -c "! grep -q '^[^#]' '$tmp/p.txt'"
@@ -114,6 +124,7 @@ check "no hole: exits 0, says so" grep -q "^kgen catalogue twins: 0 twins for 0 
 # bad input: a clear message, nothing written
 expect 2 "--margin" catalogue twins "$tmp/cat.txt" --margin 0.5 -o "$tmp/x.txt"
 expect 2 "--max-distance" catalogue twins "$tmp/cat.txt" --max-distance 9 -o "$tmp/x.txt"
+expect 2 "--per-hole" catalogue twins "$tmp/cat.txt" --per-hole 5 -o "$tmp/x.txt"
 expect 2 "one CATALOGUE file" catalogue twins -o "$tmp/x.txt"
 expect 2 "the architecture is the catalogue's" catalogue twins "$tmp/cat.txt" --arch sm_80 -o "$tmp/x.txt"
 expect 1 "cannot open\|No such file" catalogue twins "$tmp/nothing.txt" -o "$tmp/x.txt"
