@@ -93,7 +93,9 @@ int kgi_pool_stop_within(kgi_pool *p, double seconds);
  * kg_compile and applies `rules` (kgi_prune_compiled). Fills c: the
  * outcome (KGI_OUT_NONE: runnable; pruned_check where check() refused it),
  * the reason, the compiler's report, the geometry. The pool compiles every
- * candidate with it; `kgen catalogue twins` its holes' kernels and twins. */
+ * candidate with it (the template and configuration copied first, so that
+ * a thread left to finish after kgi_pool_stop_within reads no freed
+ * space); `kgen catalogue twins` its holes' kernels and twins. */
 int kgi_compile_candidate(kg_context *ctx, const kgi_limits *lim, const kgi_prune_rules *rules, int arch,
                           const char *tmpl, const char *config, const kg_gemm *gate, kgi_compiled *c);
 

@@ -78,7 +78,8 @@ static int gather(const kgi_catalogue *c, const int *sib, int j, int l, double m
                 elsewhere = t;
         }
         double best = row_best(c, r);
-        if (!isfinite(elsewhere) || !isfinite(best) || best < elsewhere * margin)
+        /* at least `margin` times, up to rounding (100 x 1.1 is 110.00000000000001) */
+        if (!isfinite(elsewhere) || !isfinite(best) || best < elsewhere * margin * (1 - 1e-9))
             continue;
         double g = best / elsewhere;
         h->rows[h->npairs++] = r;
@@ -97,30 +98,26 @@ static void pair_gemm(const kgi_catalogue *c, int r, kg_gemm *g)
 }
 
 /* Text from the template host or NVRTC made one line, in place: its first
- * line and, where a later line names an error (an NVRTC log), that line. */
+ * line and, where a later line names an error ("error:", as an NVRTC log's
+ * do), the first such line after it. */
 static void one_line(char *s)
 {
     char *nl = strchr(s, '\n');
     if (nl) {
-        char *err = NULL;
-        for (char *line = nl + 1; line && *line && !err; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-            char *end = strchr(line, '\n');
-            size_t len = end ? (size_t)(end - line) : strlen(line);
-            for (size_t i = 0; i + 5 <= len && !err; i++)
-                if (!strncmp(line + i, "error", 5))
-                    err = line;
-        }
-        if (err && err != nl + 1) {
+        char *err = strstr(nl + 1, "error:");
+        if (err) {
+            while (err > nl + 1 && err[-1] != '\n')
+                err--;
             char *end = strchr(err, '\n');
             size_t len = end ? (size_t)(end - err) : strlen(err);
             memmove(nl + 1, err, len);
             nl[1 + len] = 0;
-        } else if (!err) {
+        } else {
             *nl = 0;
         }
     }
     size_t n = strlen(s);
-    while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == ' '))
+    while (n > 0 && s[n - 1] == ' ')
         s[--n] = 0;
     for (char *c = s; *c; c++)
         if (*c == '\n' || *c == '\r' || *c == '\t')
@@ -137,44 +134,57 @@ static void compile_as_tune(kg_context *ctx, const char *tmpl, const char *confi
     one_line(cc->reason);
 }
 
-/* Why kernel k has no time at row r of its hole's layout l; 1 where nothing keeps it out (it runs there). */
-static int hole_reason(kg_context *ctx, const kgi_catalogue *c, const kgi_cat_kernel *k, int l, int r, char *why,
-                       size_t whylen)
+/* Why kernel k has no time at the pairs of hole h: the reason at the first
+ * pair (largest gain first) where it is kept out, as `kgen tune` would
+ * prune it there. 1 where nothing keeps it out at any pair (it runs there
+ * and was only not timed), 0 otherwise, -1 out of memory. */
+static int hole_reason(kg_context *ctx, const kgi_catalogue *c, const kgi_cat_kernel *k, const hole *h,
+                       char *why, size_t whylen)
 {
     char cfg[640];
-    snprintf(cfg, sizeof cfg, "%s layout=%s", k->config, kgi_layout_name(l));
-    kg_gemm g;
-    pair_gemm(c, r, &g);
+    const char *name = kgi_layout_name(h->layout);
+    snprintf(cfg, sizeof cfg, "%s layout=%s", k->config, name);
     kgi_compiled *cc = malloc(sizeof *cc);
-    if (!cc) {
-        snprintf(why, whylen, "out of memory");
-        return 0;
+    if (!cc)
+        return -1;
+    /* the largest-gain pair first, then the others */
+    int runs = 1;
+    for (int i = -1; i < h->npairs && runs; i++) {
+        int r = i < 0 ? h->max_row : h->rows[i];
+        if (i >= 0 && r == h->max_row)
+            continue;
+        kg_gemm g;
+        pair_gemm(c, r, &g);
+        compile_as_tune(ctx, k->tmpl, cfg, &g, cc);
+        const char *reason = cc->reason;
+        if (!strncmp(reason, "render: ", 8))
+            reason += 8;
+        const kgi_cat_row *w = &c->rows[r];
+        runs = cc->prune == KGI_OUT_NONE;
+        switch (cc->prune) {
+        case KGI_OUT_NONE:
+            break;
+        case KGI_OUT_PRUNED_CHECK:
+            snprintf(why, whylen, "check() refuses it in %s: %.400s", name, reason);
+            break;
+        case KGI_OUT_PRUNED_SHAPE:
+            snprintf(why, whylen, "its preconditions refuse %dx%dx%d in %s: %.400s", w->m, w->n, w->k, name, reason);
+            break;
+        case KGI_OUT_COMPILE_ERROR:
+            snprintf(why, whylen, "it does not compile in %s: %.400s", name, reason);
+            break;
+        default:
+            snprintf(why, whylen, "in %s it is pruned: %.400s", name, reason);
+            break;
+        }
     }
-    compile_as_tune(ctx, k->tmpl, cfg, &g, cc);
-    const char *name = kgi_layout_name(l), *reason = cc->reason;
-    if (!strncmp(reason, "render: ", 8))
-        reason += 8;
-    int runs = 0;
-    switch (cc->prune) {
-    case KGI_OUT_NONE:
-        snprintf(why, whylen, "it runs in %s at %dx%dx%d and was not timed there: time it there", name,
-                 c->rows[r].m, c->rows[r].n, c->rows[r].k);
-        runs = 1;
-        break;
-    case KGI_OUT_PRUNED_CHECK:
-        snprintf(why, whylen, "check() refuses it in %s: %.400s", name, reason);
-        break;
-    case KGI_OUT_PRUNED_SHAPE:
-        snprintf(why, whylen, "its preconditions refuse %dx%dx%d in %s: %.400s", c->rows[r].m, c->rows[r].n,
-                 c->rows[r].k, name, reason);
-        break;
-    case KGI_OUT_COMPILE_ERROR:
-        snprintf(why, whylen, "it does not compile in %s: %.400s", name, reason);
-        break;
-    default:
-        snprintf(why, whylen, "in %s it is pruned: %.400s", name, reason);
-        break;
-    }
+    const kgi_cat_row *w = &c->rows[h->max_row];
+    if (runs && h->npairs == 1)
+        snprintf(why, whylen, "it runs in %s at %dx%dx%d and was not timed there: time it there", name, w->m, w->n,
+                 w->k);
+    else if (runs)
+        snprintf(why, whylen, "it runs in %s at all %d pairs and was not timed there: time it there", name,
+                 h->npairs);
     free(cc);
     return runs;
 }
@@ -250,7 +260,12 @@ static int append_values(kgi_host *host, const char *tmpl, const char *name, cha
     char vals[KGI_SPACE_MAX_VALUES][32];
     int n = kgi_host_space_values(host, tmpl, name, vals, KGI_SPACE_MAX_VALUES);
     char group[2048];
-    for (int g = 0; kgi_host_space_group(host, tmpl, g, group, sizeof group) != 0; g++) {
+    int r;
+    for (int g = 0; (r = kgi_host_space_group(host, tmpl, g, group, sizeof group)) != 0; g++) {
+        if (r < 0) {
+            snprintf(err, errlen, "%.400s", group);
+            return -1;
+        }
         kgi_config gc;
         if (kgi_config_parse(&gc, group, err, errlen) != 0)
             return -1;
@@ -374,6 +389,15 @@ static kg_status walk_mask(kg_context *ctx, const kgi_catalogue *c, const kgi_ca
     return st;
 }
 
+/* Whether catalogue kernel j has a time at every pair of hole h. */
+static int measured_at(const kgi_catalogue *c, int j, const hole *h)
+{
+    for (int p = 0; p < h->npairs; p++)
+        if (!(kgi_catalogue_time(c, h->rows[p], j) > 0))
+            return 0;
+    return 1;
+}
+
 /* Says in t->why_none why no twin was found (y: what the walks met). */
 static void none_found(kgi_twin *t, const char *tmpl, int d, const char *layout, const tally *y, int tried)
 {
@@ -451,17 +475,27 @@ static kg_status find_twin(kg_context *ctx, const kgi_catalogue *c, const hole *
             for (int j = i + 1; j < d; j++)
                 idx[j] = idx[j - 1] + 1;
         }
-        if (st != KG_OK && st != KG_ERR_NOMEM) {
+        if (st == KG_ERR_NOMEM)
+            break;
+        if (st != KG_OK) {
             one_line(why);
             snprintf(t->why_none, sizeof t->why_none, "the walk of %s's space failed: %.400s", k->tmpl, why);
             st = KG_OK;
             break;
         }
+        /* a twin the catalogue holds, measured at every hole pair: the hole is its layout's own cost */
+        if (y.held_id && measured_at(c, y.held_id - 1, h)) {
+            t->filled_by = y.held_id;
+            snprintf(t->why_none, sizeof t->why_none,
+                     "kernel %d, its twin in the catalogue (%d parameter%s away), is measured at every hole pair",
+                     y.held_id, y.held_distance, y.held_distance == 1 ? "" : "s");
+            break;
+        }
         qsort(cs, (size_t)n, sizeof *cs, cmp_cand);
         /* in the model's order, the first of each kind that compiles without being pruned, up to per_hole
-         * twins; at most 8 compiles per twin sought */
+         * twins; at most 8 compiles for each twin sought */
         int tried = 0, kinds = 0;
-        for (int i = 0; i < n && t->found < per_hole && tried < 8 * per_hole; i++) {
+        for (int i = 0; i < n && t->found < per_hole && tried < 8 * (t->found + 1); i++) {
             if (kinds & (1 << cs[i].kind))
                 continue;
             compile_as_tune(ctx, k->tmpl, cs[i].config, NULL, cc);
@@ -485,7 +519,7 @@ static kg_status find_twin(kg_context *ctx, const kgi_catalogue *c, const hole *
         if (!t->found)
             none_found(t, k->tmpl, d, lname, &y, tried);
     }
-    if (y.held_id && (!t->found || y.held_distance <= t->twin[0].distance))
+    if (y.held_id && !t->filled_by)
         t->held_id = y.held_id, t->held_distance = y.held_distance;
     free(cc);
     free(cs);
@@ -533,7 +567,11 @@ kg_status kgi_catalogue_twins(kg_context *ctx, const kgi_catalogue *cat, const k
         t->kernel = h->kernel, t->layout = h->layout, t->pairs = h->npairs;
         t->gain = exp(h->log_gain / h->npairs), t->max_gain = h->max;
         t->m = w->m, t->n = w->n, t->k = w->k;
-        t->runs = hole_reason(ctx, cat, &cat->kernels[h->kernel], h->layout, h->max_row, t->reason, sizeof t->reason);
+        t->runs = hole_reason(ctx, cat, &cat->kernels[h->kernel], h, t->reason, sizeof t->reason);
+        if (t->runs < 0) {
+            st = KG_ERR_NOMEM;
+            break;
+        }
         if (t->runs) {
             snprintf(t->why_none, sizeof t->why_none, "the kernel itself runs there");
             continue;

@@ -20,8 +20,10 @@
  * kgi_pool_admits) and compiles without being pruned (kgi_compile_candidate
  * with `kgen tune`'s default rules: no spills). Among the nearest, the
  * analytic model's fastest over the hole pairs is proposed (with
- * per_hole > 1, the fastest of each kind too); one the catalogue holds
- * already is not. A kernel that runs in L at its hole (it
+ * per_hole > 1, the fastest of each other kind at that distance too); one
+ * the catalogue holds already is not, and where such a twin of the
+ * catalogue is measured at every hole pair none is sought: the hole is then
+ * the layout's own cost. A kernel that runs in L at its hole (it
  * was only not timed there) gets no twin: the report says to time it.
  */
 #ifndef KGEN_AUTOTUNE_TWINS_H
@@ -62,11 +64,13 @@ typedef struct kgi_twin {
     double max_gain;           /* the largest of those ratios */
     int m, n, k;               /* the hole pair with the largest ratio */
     char reason[512];          /* why the kernel has no time there (one line) */
-    int runs;                  /* 1: it runs there (not timed): no twin sought */
+    int runs;                  /* 1: it runs at every hole pair (not timed there): no twin sought */
     int found;                 /* twins proposed (twin[0..found)); 0: none (why_none says why, one line) */
     kgi_twin_cfg twin[KGI_TWINS_PER_HOLE]; /* the model's fastest first */
     char why_none[512];
-    int held_id, held_distance; /* a kernel of the catalogue (its id) nearer than the twin, or 0 */
+    int held_id, held_distance; /* a kernel of the catalogue (its id) met as near as the twin, or 0 */
+    int filled_by;             /* a twin the catalogue holds, measured at every hole pair (its id): no twin
+                                  sought further, the hole is its layout's own cost; 0: none */
 } kgi_twin;
 
 typedef struct kgi_twins {

@@ -168,7 +168,9 @@ static const command commands[] = {
      "      changed over the values of the template's space and its groups, that passes\n"
      "      check(), runs every hole pair and compiles unpruned in that layout, the model's\n"
      "      fastest of the nearest, not one the catalogue holds (with P, 1 to 4, the fastest\n"
-     "      of each kind: 16-byte copies or not, packed operands). Writes the twins as a\n"
+     "      of each other kind at that distance too: 16-byte copies or not, packed operands).\n"
+     "      None where the catalogue holds such a twin measured at every hole pair, or where\n"
+     "      the kernel runs at them all and was only not timed (time it). Writes the twins as a\n"
      "      --configs list (no layout: KGEN_CATALOGUE_ADD of scripts/build-catalogue.sh\n"
      "      times them in every layout), the report on standard error. Runs no GPU.\n"},
 };

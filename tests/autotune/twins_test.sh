@@ -94,7 +94,36 @@ write_cat "$tmp/cat6.txt" "kernel 7 matmul_warp 1 256 64 1 8 2 2 ${k5/pred=1/pre
 check "with kernel 7: exits 0" test $? = 0
 check "with kernel 7: kernel 5's hole is still there (1.50x)" grep -q "kernel 5 in nn: 1 pair, 1.50x" "$tmp/tw6.err"
 check "with kernel 7: its configuration is not proposed" sh -c "! grep -qxF 'matmul_warp ${k5/pred=1/pred=0}' '$tmp/tw6.txt'"
-check "with kernel 7: it is named as the nearer kernel" grep -q "kernel 7 of the catalogue is 1 parameter from kernel 5: not proposed" "$tmp/tw6.err"
+check "with kernel 7, measured at the hole: the hole is filled, no twin sought" \
+    grep -q "no twin: kernel 7, its twin in the catalogue (1 parameter away), is measured at every hole pair" "$tmp/tw6.err"
+# kernel 7 without a time at the hole (refused there, say): it is named, and another twin is proposed
+write_cat "$tmp/cat7.txt" "kernel 7 matmul_warp 1 256 64 1 8 2 2 ${k5/pred=1/pred=0}" -
+"$KGEN" catalogue twins "$tmp/cat7.txt" -o "$tmp/tw7.txt" 2>"$tmp/tw7.err"
+check "kernel 7 unmeasured at the hole: named as a nearer kernel" \
+    grep -q "kernel 7 of the catalogue is 1 parameter from kernel 5: not proposed" "$tmp/tw7.err"
+check "kernel 7 unmeasured at the hole: another twin for kernel 5" \
+    sh -c "grep -A 2 'kernel 5 in nn' '$tmp/tw7.txt' | grep '^matmul_warp bm=256' | grep -qv 'pred=0 xb=0 raster=1 splitk=1 cl=0 cc=1 sk=1 red=4 minb=1 bounds=1$'"
+
+# a hole of two pairs: kernel 4 also refused at 3000x25x4000 in nn (1.40x), runs nt there
+sed 's/^time nn 3000 25 2000 /&/' "$tmp/cat.txt" | awk '{ print } /^time nt 3000 25 2000/ {
+    print "time nn 3000 25 4000 280 300 - - 400 -"; print "time nt 3000 25 4000 280 300 560 200 400 -" }' >"$tmp/two.txt"
+"$KGEN" catalogue twins "$tmp/two.txt" -o "$tmp/tw2.txt" 2>"$tmp/tw2.err"
+check "two pairs: one hole, its gain their geometric mean (sqrt(1.5 x 1.4) = 1.45), the largest 1.50x" \
+    grep -q "kernel 4 in nn: 2 pairs, 1.45x on geometric mean (1.50x at 3000x25x2000)" "$tmp/tw2.err"
+grep -A 2 'kernel 4 in nn' "$tmp/tw2.txt" | grep '^matmul_' >"$tmp/two4.txt"
+check "two pairs: the twin runs at the second pair" twin_runs 'kernel 4 in nn' nn 3000 25 4000
+"$KGEN" catalogue twins "$tmp/two.txt" --min-pairs 2 -o "$tmp/tw2m.txt" 2>"$tmp/tw2m.err"
+check "--min-pairs 2: the two-pair hole alone gets a twin" grep -q "^kgen catalogue twins: 1 twin for 6 holes" "$tmp/tw2m.err"
+# kernel 4 untimed at 3000x24x2000 in nn, where it runs (2.00x, the largest gain), and refused at 3000x25x2000:
+# the hole is not "runs there"; the reason is the refusal
+awk '{ print } /^time nt 3000 25 2000/ {
+    print "time nn 3000 24 2000 150 160 - - 200 -"; print "time nt 3000 24 2000 150 160 300 75 200 -" }' "$tmp/cat.txt" \
+    >"$tmp/mixed.txt"
+"$KGEN" catalogue twins "$tmp/mixed.txt" -o "$tmp/twm.txt" 2>"$tmp/twm.err"
+check "a pair where it runs and one where it is refused: the refusal is the reason" \
+    grep -q "kernel 4 in nn: 2 pairs, 1.73x on geometric mean (2.00x at 3000x24x2000); its preconditions refuse 3000x25x2000" \
+    "$tmp/twm.err"
+check "... and a twin is sought" sh -c "grep -A 2 'kernel 4 in nn' '$tmp/twm.txt' | grep -q '^matmul_warp '"
 
 # thresholds
 "$KGEN" catalogue twins "$tmp/cat.txt" --margin 1.62 -o "$tmp/m.txt" 2>"$tmp/m.err"
@@ -110,6 +139,10 @@ grep -A 5 'kernel 4 in nn' "$tmp/p2.txt" | sed -n '2,5p' | grep '^matmul_' >"$tm
 check "--per-hole 2: two twins for kernel 4's hole ($(wc -l <"$tmp/p2k4.txt"))" test "$(wc -l <"$tmp/p2k4.txt")" = 2
 check "--per-hole 2: of two kinds, one packing its operands" \
     sh -c "grep -c 'pack=1' '$tmp/p2k4.txt' | grep -qx 1"
+check "--per-hole 2: kernel 4's tn hole shares both twins of its nn hole" \
+    test "$(grep -A 3 'kernel 4 in tn' "$tmp/p2.txt" | grep -c '^# twin: one above (kernel 4 in nn)')" = 2
+check "--per-hole 2: the count is of configurations listed" \
+    grep -q "^kgen catalogue twins: $(grep -c '^matmul_' "$tmp/p2.txt") twins for 6 holes" "$tmp/p2.err"
 check "--per-hole 2: the model's first as before" \
     sh -c "head -n 1 '$tmp/p2k4.txt' | grep -qxF \"\$(grep -A 2 'kernel 4 in nn' '$tmp/tw.txt' | grep '^matmul_')\""
 "$KGEN" catalogue twins "$tmp/cat.txt" --min-pairs 2 -o "$tmp/p.txt" 2>"$tmp/p.err"
