@@ -48,19 +48,24 @@ static int *siblings(const kgi_catalogue *c)
     return sib;
 }
 
-static double row_best(const kgi_catalogue *c, int r)
+/* best[r]: the catalogue's fastest time at row r (INFINITY: none). */
+static double *row_bests(const kgi_catalogue *c)
 {
-    double best = INFINITY;
-    for (int j = 0; j < c->nkernels; j++) {
-        double t = kgi_catalogue_time(c, r, j);
-        if (t > 0 && t < best)
-            best = t;
+    double *best = malloc((size_t)c->nrows * sizeof *best + 1);
+    for (int r = 0; best && r < c->nrows; r++) {
+        best[r] = INFINITY;
+        for (int j = 0; j < c->nkernels; j++) {
+            double t = kgi_catalogue_time(c, r, j);
+            if (t > 0 && t < best[r])
+                best[r] = t;
+        }
     }
     return best;
 }
 
 /* The holes of kernel j in layout l (a hole with no pair: npairs 0). */
-static int gather(const kgi_catalogue *c, const int *sib, int j, int l, double margin, hole *h)
+static int gather(const kgi_catalogue *c, const int *sib, const double *bests, int j, int l, double margin,
+                  hole *h)
 {
     memset(h, 0, sizeof *h);
     h->kernel = j, h->layout = l, h->max_row = -1;
@@ -77,7 +82,7 @@ static int gather(const kgi_catalogue *c, const int *sib, int j, int l, double m
             if (t > 0 && t < elsewhere)
                 elsewhere = t;
         }
-        double best = row_best(c, r);
+        double best = bests[r];
         /* at least `margin` times, up to rounding (100 x 1.1 is 110.00000000000001) */
         if (!isfinite(elsewhere) || !isfinite(best) || best < elsewhere * margin * (1 - 1e-9))
             continue;
@@ -542,14 +547,15 @@ kg_status kgi_catalogue_twins(kg_context *ctx, const kgi_catalogue *cat, const k
         return KG_ERR_INVALID_ARG;
     }
     int *sib = siblings(cat);
+    double *bests = row_bests(cat);
     hole *hs = calloc((size_t)cat->nkernels * 4 + 1, sizeof *hs);
     int nh = 0;
     kg_status st = KG_ERR_NOMEM;
-    if (!sib || !hs)
+    if (!sib || !bests || !hs)
         goto done;
     for (int j = 0; j < cat->nkernels; j++)
         for (int l = 0; l < 4; l++) {
-            if (gather(cat, sib, j, l, o->margin, &hs[nh]) != 0)
+            if (gather(cat, sib, bests, j, l, o->margin, &hs[nh]) != 0)
                 goto done;
             if (hs[nh].npairs > 0)
                 nh++;
@@ -592,6 +598,7 @@ done:
     for (int i = 0; i < nh; i++)
         free(hs[i].rows);
     free(hs);
+    free(bests);
     free(sib);
     if (st == KG_ERR_NOMEM)
         snprintf(err, errlen, "out of memory");

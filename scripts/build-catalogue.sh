@@ -552,8 +552,8 @@ fi
 
 # time_in L SHAPES DB LOG [CONFIGS]: the candidates (or CONFIGS' kernels) timed at SHAPES in layout L into
 # database DB, the tuner's output in WORK_DIR/LOG.txt and .err. Every candidate timed alike, as a GEMM called
-# in a loop runs and as kgen-bench compares with cuBLAS: launches queued back to back, L2 warm (one launch at a time would add its launch
-# latency, more for kernels of two launches); no final stage
+# in a loop runs and as kgen-bench compares with cuBLAS: launches queued back to back, L2 warm (one launch at a
+# time would add its launch latency, more for kernels of two launches); no final stage
 time_in() {
     "$KGEN" tune --configs "${5:-$WORK/candidates.txt}" --shapes "$2" --layout "$1" --db "$3" \
         --back-to-back --final 0 --max-seconds 0.1 --top 0 > "$WORK/$4.txt" 2> "$WORK/$4.err"
