@@ -45,16 +45,30 @@ static double set_cost(const double *t, const double *e_of, const double *best, 
 
 int kgi_cat_greedy(const double *t, const double *pred, int nc, int np, int max, double tol, double worst, int *pick)
 {
+    return kgi_cat_greedy_from(t, pred, nc, np, 0, max, tol, worst, pick);
+}
+
+int kgi_cat_greedy_from(const double *t, const double *pred, int nc, int np, int n0, int max, double tol, double worst,
+                        int *pick)
+{
     const double *e_of = pred ? pred : t;
     double *best = malloc((size_t)np * sizeof *best);
     int *cur = malloc((size_t)np * sizeof *cur);
     char *used = calloc((size_t)nc + 1, 1);
-    int n = 0;
+    int n = n0;
     if (!best || !cur || !used)
         goto done;
     pair_bests(t, nc, np, best);
     for (int p = 0; p < np; p++)
         cur[p] = -1;
+    for (int i = 0; i < n0; i++) /* the preset kernels: the set's choice at each pair as for a pick */
+        used[pick[i]] = 1;
+    for (int p = 0; p < np; p++)
+        for (int i = 0; i < n0; i++) {
+            double v = t[(size_t)pick[i] * np + p], e = e_of[(size_t)pick[i] * np + p];
+            if (v > 0 && isfinite(v) && isfinite(e) && (cur[p] < 0 || e < e_of[(size_t)cur[p] * np + p]))
+                cur[p] = pick[i];
+        }
     while (n < max) {
         int within = n > 0;
         for (int p = 0; p < np && within; p++)

@@ -68,6 +68,10 @@ typedef struct kgi_cat_make_opts {
     const kgi_config_list *add; /* or NULL (needs keep): these kernels after keep's, in their order, each
                                    measured in an export (a catalogue that gains kernels) */
     const char *add_path;
+    int add_best;               /* 0: all of add; N: at most N of them, as the greedy cover would add them to keep's
+                                   (kgi_cat_greedy_from: each the one that most lowers the leave-one-out regret against
+                                   the fastest of keep's and add's kernels, while one does; tolerance and max_regret as
+                                   for make), written in add's order */
     const kgi_catalogue *start; /* or NULL: a rebuild of this catalogue; its kernels (all measured), improved by
                                    kgi_cat_exchange, are chosen where they score better than a choice from scratch
                                    (a pair they leave above max_regret may stay there: it is not made worse) */
@@ -91,6 +95,10 @@ typedef struct kgi_cat_make_report {
     double start_cost, scratch_cost;
     int passes, pass_pairs;     /* the exports read, and the pairs that a pass after the first timed */
     int measured_times;         /* (kernel, pair) times taken from opts.measured, none of the exports timing them */
+    /* with add_best: how many of add's kernels were added, and kg_matmul's leave-one-out regret against the fastest of
+     * keep's and all of add's kernels, of keep's kernels alone and of the set written */
+    int added;
+    double loo_keep_all, loo_set_all;
     int bad_export;             /* on failure, 1 + the index of the export whose rows failed (0: none of them) */
 } kgi_cat_make_report;
 
@@ -126,6 +134,13 @@ kg_status kgi_catalogue_make(const char *const *exports, const size_t *lens, int
  * Writes the picks in order to pick[] and returns their count.
  */
 int kgi_cat_greedy(const double *t, const double *pred, int nc, int np, int max, double tol, double worst, int *pick);
+
+/* The same cover grown from a set given: pick[0..n0) are in it already (the
+ * kept kernels of a catalogue that gains some), and kernels are added after
+ * them, up to `max` in all. Returns the set's size, n0 or more (n0 when the
+ * tables cannot be allocated). */
+int kgi_cat_greedy_from(const double *t, const double *pred, int nc, int np, int n0, int max, double tol, double worst,
+                        int *pick);
 
 /*
  * After kgi_cat_greedy, or from another set (a rebuild's start): a greedy

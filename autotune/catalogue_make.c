@@ -273,7 +273,18 @@ typedef struct kline {
 static void write_catalogue(FILE *f, const collect *c, const kline *kl, const double *t, const int *pick, int n,
                             const kgi_cat_make_opts *o, const kgi_cat_make_report *rep)
 {
-    if (rep && o->keep && o->add)
+    if (rep && o->keep && o->add && o->add_best > 0)
+        fprintf(f,
+                "# kgen kernel catalogue for sm_%d: the %d kernels of %s and %d of the %d of %s (--add-best %d: those\n"
+                "# that most lowered kg_matmul's leave-one-out regret), %s, each timed over %d (layout, shape)\n"
+                "# pairs by `kgen tune --configs` on %s. kg_matmul's choice from them, each shape left out of its own\n"
+                "# prediction: %.3f of the fastest of them on geometric mean, %.2f at worst (%s);\n"
+                "# %.4f of the fastest of all %d (%.4f with those of %s alone). Rebuild: see catalogue/README.md.\n",
+                c->cc, o->keep->nkernels, o->keep_path, rep->added, o->add->n, o->add_path, o->add_best,
+                o->measured ? "with new measurements" : "measured again", c->np, c->seen_device, rep->loo_geomean,
+                rep->loo_worst, rep->loo_worst_pair[0] ? rep->loo_worst_pair : "none", rep->loo_set_all,
+                o->keep->nkernels + o->add->n, rep->loo_keep_all, o->keep_path);
+    else if (rep && o->keep && o->add)
         fprintf(f,
                 "# kgen kernel catalogue for sm_%d: the %d kernels of %s and the %d of %s, %s, each timed\n"
                 "# over %d (layout, shape) pairs by `kgen tune --configs` on %s. kg_matmul's choice from them, each\n"
@@ -462,6 +473,68 @@ static kg_status find_added(const collect *c, const kgi_config_list *add, const 
     return KG_OK;
 }
 
+/* kg_matmul's leave-one-out regret of the set set[0..nset) (its kernel predicted fastest at each pair, among those
+ * measured there) against the fastest of base[0..nbase), over the pairs where the set has a prediction: the figure
+ * the report gives, against a baseline of one's choosing. */
+static double loo_regret(const double *t, const double *pred, int np, const int *base, int nbase, const int *set,
+                         int nset)
+{
+    double sum = 0;
+    int counted = 0;
+    for (int p = 0; p < np; p++) {
+        double best = INFINITY, e = INFINITY, chosen = INFINITY;
+        for (int q = 0; q < nbase; q++)
+            if (t[(size_t)base[q] * np + p] < best)
+                best = t[(size_t)base[q] * np + p];
+        for (int q = 0; q < nset; q++) {
+            double v = t[(size_t)set[q] * np + p], pe = pred[(size_t)set[q] * np + p];
+            if (isfinite(v) && pe < e)
+                e = pe, chosen = v;
+        }
+        if (!isfinite(chosen) || !isfinite(best))
+            continue;
+        sum += log(chosen / best);
+        counted++;
+    }
+    return counted ? exp(sum / counted) : 1.0;
+}
+
+/* --add-best: pick[0..n0) are the kept kernels and pick[n0..*n) those listed; keeps at most o->add_best of the listed,
+ * those the greedy cover adds to the kept (kgi_cat_greedy_from, over the kept and listed kernels alone), in the list's
+ * order, and says how many and what they gain in rep. */
+static kg_status choose_added(int np, const double *t, const double *pred, const kgi_cat_make_opts *o, int *pick,
+                              int n0, int *n, kgi_cat_make_report *rep)
+{
+    int nc = *n;
+    double *ts = malloc((size_t)nc * np * sizeof *ts), *ps = malloc((size_t)nc * np * sizeof *ps);
+    int *sub = malloc((size_t)nc * sizeof *sub), *all = malloc((size_t)nc * sizeof *all);
+    char *chosen = calloc((size_t)nc, 1);
+    if (!ts || !ps || !sub || !all || !chosen) {
+        free(ts), free(ps), free(sub), free(all), free(chosen);
+        return KG_ERR_NOMEM;
+    }
+    memcpy(all, pick, (size_t)nc * sizeof *all);
+    for (int i = 0; i < nc; i++) {
+        memcpy(ts + (size_t)i * np, t + (size_t)pick[i] * np, (size_t)np * sizeof *ts);
+        memcpy(ps + (size_t)i * np, pred + (size_t)pick[i] * np, (size_t)np * sizeof *ps);
+        sub[i] = i;
+    }
+    double worst = o->max_regret > 0 ? o->max_regret : INFINITY;
+    int m = kgi_cat_greedy_from(ts, ps, nc, np, n0, n0 + o->add_best, o->tolerance, worst, sub);
+    for (int i = n0; i < m; i++)
+        chosen[sub[i]] = 1;
+    int w = n0;
+    for (int i = n0; i < nc; i++)
+        if (chosen[i])
+            pick[w++] = all[i];
+    rep->loo_keep_all = loo_regret(t, pred, np, all, nc, all, n0);
+    rep->loo_set_all = loo_regret(t, pred, np, all, nc, pick, w);
+    rep->added = w - n0;
+    *n = w;
+    free(ts), free(ps), free(sub), free(all), free(chosen);
+    return KG_OK;
+}
+
 kg_status kgi_catalogue_make(const char *const *exports, const size_t *lens, int nexports, const kgi_cat_make_opts *o,
                              FILE *f, kgi_cat_make_report *rep, char *err, size_t errlen)
 {
@@ -590,6 +663,9 @@ kg_status kgi_catalogue_make(const char *const *exports, const size_t *lens, int
             goto done;
         n = o->keep->nkernels;
         if (o->add && (st = find_added(&c, o->add, o->add_path, pick, &n, err, errlen)) != KG_OK)
+            goto done;
+        if (o->add && o->add_best > 0 &&
+            (st = choose_added(c.np, t, pred, o, pick, o->keep->nkernels, &n, rep)) != KG_OK)
             goto done;
     } else {
         double worst = o->max_regret > 0 ? o->max_regret : INFINITY;

@@ -165,11 +165,11 @@ static int read_catalogue(const char *what, const char *path, const char *templa
 static int make(int argc, char **argv)
 {
     const char *maxk = NULL, *tol = NULL, *maxr = NULL, *device = NULL, *driver = NULL, *date = NULL, *command = NULL,
-               *output = NULL, *keep = NULL, *start = NULL, *measured = NULL, *add = NULL;
+               *output = NULL, *keep = NULL, *start = NULL, *measured = NULL, *add = NULL, *add_best = NULL;
     const kgc_opt own[] = {{"--max-kernels", NULL, 1, &maxk}, {"--tolerance", NULL, 1, &tol},
                            {"--measured", NULL, 1, &measured},
                            {"--kernels", NULL, 1, &keep},     {"--start", NULL, 1, &start},
-                           {"--add", NULL, 1, &add},
+                           {"--add", NULL, 1, &add},          {"--add-best", NULL, 1, &add_best},
                            {"--max-regret", NULL, 1, &maxr},  {"--device", NULL, 1, &device},
                            {"--driver", NULL, 1, &driver},
                            {"--date", NULL, 1, &date},        {"--command", NULL, 1, &command},
@@ -216,13 +216,22 @@ static int make(int argc, char **argv)
         fprintf(stderr, "kgen: --driver and --command are one line each\n");
         goto done;
     }
-    if (keep && (maxk || tol || maxr)) {
+    if (add_best && kgc_int("--add-best", add_best, 1, 1000, &v))
+        goto done;
+    if (add_best)
+        o.add_best = (int)v;
+    if (keep && (maxk || ((tol || maxr) && !add_best))) {
         fprintf(stderr, "kgen: catalogue make --kernels keeps that catalogue's kernels: --max-kernels, --tolerance"
-                        " and --max-regret choose them instead\n");
+                        " and --max-regret choose them instead (with --add-best, --tolerance and --max-regret rule"
+                        " the kernels added)\n");
         goto done;
     }
     if (add && !keep) {
         fprintf(stderr, "kgen: catalogue make --add appends kernels to those of --kernels CATALOGUE: give both\n");
+        goto done;
+    }
+    if (add_best && !add) {
+        fprintf(stderr, "kgen: catalogue make --add-best N chooses among the kernels of --add CONFIGS: give both\n");
         goto done;
     }
     if (keep && start) {
@@ -307,7 +316,16 @@ static int make(int argc, char **argv)
     kgi_catalogue_free(check);
     if (kgc_write_file(output, buf, blen) != 0)
         goto done;
-    if (keep)
+    if (keep && add_best)
+        fprintf(stderr,
+                "kgen catalogue: %d rows, %d kernels measured over %d (layout, shape) pairs; the %d of %s kept, and %d"
+                " of the %d of %s (--add-best %d). kg_matmul's choice from them with each pair left out: %.3f of the"
+                " fastest of them on geometric mean, %.2f at worst (%s); against the fastest of all %d: %.4f, where"
+                " the kept alone score %.4f\n",
+                rep.rows, rep.kernels_measured, rep.pairs, rep.kernels - rep.added, keep, rep.added, added.n, add,
+                o.add_best, rep.loo_geomean, rep.loo_worst, rep.loo_worst_pair[0] ? rep.loo_worst_pair : "none",
+                rep.kernels - rep.added + added.n, rep.loo_set_all, rep.loo_keep_all);
+    else if (keep)
         fprintf(stderr,
                 "kgen catalogue: %d rows, %d kernels measured over %d (layout, shape) pairs; the %d of %s kept%s%s."
                 " kg_matmul's choice from them with each pair left out: %.3f of the fastest of them on geometric"

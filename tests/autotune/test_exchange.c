@@ -1,7 +1,8 @@
 /*
  * test_exchange.c -- make's choice of a catalogue's kernels on small tables,
- * no GPU: the greedy cover (kgi_cat_greedy), the swaps after it
- * (kgi_cat_exchange) and the sum both lower (kgi_cat_cost).
+ * no GPU: the greedy cover (kgi_cat_greedy, and kgi_cat_greedy_from grown
+ * from a kept set), the swaps after it (kgi_cat_exchange) and the sum both
+ * lower (kgi_cat_cost).
  */
 #include <math.h>
 #include <stdio.h>
@@ -110,5 +111,27 @@ int main(void)
     CHECK(kgi_cat_greedy(t5, NULL, NC5, NP5, 1, 0.0, 2.0, g5) == 1 && g5[0] == 0);
     int p7[1] = {1};
     CHECK_MSG(kgi_cat_exchange(t5, NULL, NC5, NP5, 2.0, p7, 1) == 1 && p7[0] == 0, "set {%d}", p7[0]);
+
+    /* Grown from a set given (make --add-best): the kept kernel 0 is 1.5 of the best at every pair; from
+     * scratch the cover would take kernel 3 (the best at three pairs) first. Kept {0}: kernel 3 (the best at
+     * pairs 0-2) gains most, then kernel 1 (the best at pair 3, where 3 cannot run) and nothing after: kernel
+     * 2 is slower than the set's choice everywhere. Room for one more: kernel 3 alone. */
+    enum { NC6 = 4, NP6 = 4 };
+    const double t6[NC6 * NP6] = {
+        1.5, 1.5, 1.5, 1.5, /* kernel 0, kept */
+        NOT, NOT, NOT, 1.0, /* kernel 1 */
+        1.6, 1.6, 1.6, 1.6, /* kernel 2 */
+        1.0, 1.0, 1.0, NOT, /* kernel 3 */
+    };
+    int g6[NC6] = {0};
+    int m6 = kgi_cat_greedy_from(t6, NULL, NC6, NP6, 1, NC6, 0.0, INFINITY, g6);
+    CHECK_MSG(m6 == 3 && g6[0] == 0 && g6[1] == 3 && g6[2] == 1, "%d picks: %d %d %d", m6, g6[0], g6[1], g6[2]);
+    int h6[NC6] = {0};
+    CHECK(kgi_cat_greedy_from(t6, NULL, NC6, NP6, 1, 2, 0.0, INFINITY, h6) == 2 && h6[0] == 0 && h6[1] == 3);
+    /* the kept set already within the tolerance everywhere: nothing added */
+    int k7[2] = {1};
+    const double t7[2 * NP6] = {1.0, 1.0, 1.0, 1.0, /* kernel 0 */ 1.01, 1.01, 1.01, 1.01 /* kernel 1, kept */};
+    CHECK(kgi_cat_greedy_from(t7, NULL, 2, NP6, 1, 2, 0.02, INFINITY, k7) == 1 && k7[0] == 1);
+    CHECK(kgi_cat_greedy_from(t7, NULL, 2, NP6, 1, 2, 0.0, INFINITY, k7) == 2 && k7[1] == 0); /* without: added */
     TEST_DONE();
 }
