@@ -61,8 +61,10 @@
 # kernels of KGEN_CATALOGUE_ADD=CONFIGS (a --configs list), if given, at
 # every training pair; step 2c times each of them again at the launch-bound
 # pairs among those; step 4 keeps FILE's kernels and times, appends the
-# added kernels (make --kernels FILE --add CONFIGS --measured FILE). No
-# step 2b. Timing a new kernel costs one candidate's share of step 2.
+# added kernels (make --kernels FILE --add CONFIGS --measured FILE), with
+# KGEN_CATALOGUE_ADD_BEST=N at most N of them, those that lower the
+# leave-one-out regret most (make --add-best N). No step 2b. Timing a new
+# kernel costs one candidate's share of step 2.
 # `kgen catalogue twins FILE -o LIST` (no GPU) proposes such kernels: twins of
 # FILE's kernels for the layouts they are kept out of where they would win.
 # A WORK_DIR given again resumes (its candidates, and what its database
@@ -371,6 +373,17 @@ if [ -n "$ADD" ] && { [ -z "$EXTEND" ] || [ ! -r "$ADD" ] || [ ! -f "$ADD" ] ||
         "or more, and it adds to KGEN_CATALOGUE_EXTEND's catalogue" >&2
     exit 2
 fi
+ADD_BEST=${KGEN_CATALOGUE_ADD_BEST:-}
+case $ADD_BEST in
+    '') ;;
+    *[!0-9]* | 0*)
+        echo "build-catalogue.sh: KGEN_CATALOGUE_ADD_BEST: '$ADD_BEST' is not a count of kernels (1 or more)" >&2
+        exit 2 ;;
+    *) if [ -z "$ADD" ]; then
+           echo "build-catalogue.sh: KGEN_CATALOGUE_ADD_BEST chooses among the kernels of KGEN_CATALOGUE_ADD: give both" >&2
+           exit 2
+       fi ;;
+esac
 if [ -n "$KEEP" ] && { [ ! -r "$KEEP" ] || [ ! -f "$KEEP" ] || [ -n "$NKERN" ] || [ -n "${KGEN_CATALOGUE_TUNE:-}" ] ||
     [ -n "$BASE" ]; }; then
     echo "build-catalogue.sh: KGEN_CATALOGUE_KEEP: '$KEEP' must be a readable catalogue, and it keeps its own kernels" \
@@ -500,7 +513,7 @@ if [ -n "$KEEP$EXTEND" ]; then
             "$nnew training pairs it has no times for${ADD:+, and the}" \
             "${ADD:+$(wc -l < "$WORK/added.txt") kernels of $ADD at every pair}"
         FROM="the kernels of $EXTEND, timed at the training pairs it had no times for"
-        [ -z "$ADD" ] || FROM="$FROM, and those of $ADD at every pair"
+        [ -z "$ADD" ] || FROM="$FROM, and those of $ADD at every pair${ADD_BEST:+ (at most $ADD_BEST kept)}"
     fi
 elif [ -n "$BASE" ]; then
     # a rebuild from a catalogue's kernels: they come first in WORK_DIR's candidates, step 2b's winners after
@@ -687,6 +700,7 @@ CMD="scripts/build-catalogue.sh (training shapes $SHAPES, candidates: $FROM${NKE
 [ "${#CMD}" -le 255 ] || CMD=$(printf '%.252s...' "$CMD")
 "$KGEN" catalogue make "$@" ${NKERN:+--max-kernels} ${NKERN:+"$NKERN"} ${KEEP:+--kernels} ${KEEP:+"$KEEP"} \
     ${EXTEND:+--kernels} ${EXTEND:+"$EXTEND"} ${ADD:+--add} ${ADD:+"$ADD"} \
+    ${ADD_BEST:+--add-best} ${ADD_BEST:+"$ADD_BEST"} \
     ${EXTEND:+--measured} ${EXTEND:+"$EXTEND"} ${BASE:+--start} ${BASE:+"$BASE"} --date "$DATE" --driver "$DRIVER" \
     --command "$CMD" -o "$OUT" || exit 1
 echo "build-catalogue.sh: wrote $OUT in $(($(date +%s) - t0)) s; rebuild kgen to embed it"

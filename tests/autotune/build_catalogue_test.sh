@@ -356,6 +356,23 @@ check "... make adds them" test "$(grep -A1 -x -- --add "$tmp/make-args" | tail 
 check "... the WORK_DIR keeps their list (without comments) to check a resumed run by" \
     test "$(cat "$tmp/xw2/added.txt")" = "matmul_warp bm=32 bn=32"
 check "... the header names it" grep -q "and those of $tmp/add.cfg at every pair" "$tmp/make-args"
+check "... all of them kept" sh -c "! grep -qx -- --add-best '$tmp/make-args'"
+rm -f "$tmp/make-args" "$tmp/tune-args"
+KGEN_CATALOGUE_EXTEND="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_ADD="$tmp/add.cfg" KGEN_CATALOGUE_ADD_BEST=1 \
+    KGEN_CATALOGUE_SHAPES="$tmp/xshapes.txt" sh "$SCRIPT" "$tmp/x" "$tmp/xw2" >"$tmp/out" 2>"$tmp/err"
+check "ADD_BEST: exits 0, the run resumed ($(cat "$tmp/err"))" test $? = 0
+check "... make keeps at most that many" test "$(grep -A1 -x -- --add-best "$tmp/make-args" | tail -n 1)" = 1
+check "... the header says so" grep -q "and those of $tmp/add.cfg at every pair (at most 1 kept)" "$tmp/make-args"
+for bad in 0 01 x -1; do
+    KGEN_CATALOGUE_EXTEND="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_ADD="$tmp/add.cfg" KGEN_CATALOGUE_ADD_BEST=$bad \
+        KGEN_CATALOGUE_SHAPES="$tmp/xshapes.txt" sh "$SCRIPT" "$tmp/x" "$tmp/xw2" >"$tmp/out" 2>"$tmp/err"
+    check "ADD_BEST=$bad: refused (2)" test $? = 2
+    check "... saying why" grep -q "KGEN_CATALOGUE_ADD_BEST: '$bad' is not a count of kernels" "$tmp/err"
+done
+KGEN_CATALOGUE_EXTEND="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_ADD_BEST=2 KGEN_CATALOGUE_SHAPES="$tmp/xshapes.txt" \
+    sh "$SCRIPT" "$tmp/x" "$tmp/xw3" >"$tmp/out" 2>"$tmp/err"
+check "ADD_BEST without ADD: refused (2)" test $? = 2
+check "... saying why" grep -q "KGEN_CATALOGUE_ADD_BEST chooses among the kernels of KGEN_CATALOGUE_ADD" "$tmp/err"
 # resumed with another list to add, or none: refused before any timing
 printf 'matmul_warp bm=64 bn=32\n' >"$tmp/add2.cfg"
 rm -f "$tmp/tune-args"
