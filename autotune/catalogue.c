@@ -56,8 +56,10 @@ int kgi_cat_greedy_from(const double *t, const double *pred, int nc, int np, int
     int *cur = malloc((size_t)np * sizeof *cur);
     char *used = calloc((size_t)nc + 1, 1);
     int n = n0;
-    if (!best || !cur || !used)
+    if (!best || !cur || !used) {
+        n = n0 > 0 ? -1 : 0; /* grown from a set: -1 says nothing could be chosen (from scratch: none chosen) */
         goto done;
+    }
     pair_bests(t, nc, np, best);
     for (int p = 0; p < np; p++)
         cur[p] = -1;

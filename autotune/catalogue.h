@@ -82,6 +82,8 @@ typedef struct kgi_cat_make_opts {
     const char *measured_path;
 } kgi_cat_make_opts;
 
+#define KGI_CAT_ADDED_MAX 16 /* --add-best: the additions the report lists in the order taken */
+
 typedef struct kgi_cat_make_report {
     int rows, kernels_measured, pairs, kernels;
     double geomean_regret, worst_regret; /* of the chosen set over the measured pairs (1.0: the best) */
@@ -99,6 +101,10 @@ typedef struct kgi_cat_make_report {
      * keep's and all of add's kernels, of keep's kernels alone and of the set written */
     int added;
     double loo_keep_all, loo_set_all;
+    /* the first KGI_CAT_ADDED_MAX of them in the order taken: their lines in add's list, and the regret (against the
+     * same fastest) once each was added */
+    int added_line[KGI_CAT_ADDED_MAX];
+    double added_loo[KGI_CAT_ADDED_MAX];
     int bad_export;             /* on failure, 1 + the index of the export whose rows failed (0: none of them) */
 } kgi_cat_make_report;
 
@@ -137,8 +143,8 @@ int kgi_cat_greedy(const double *t, const double *pred, int nc, int np, int max,
 
 /* The same cover grown from a set given: pick[0..n0) are in it already (the
  * kept kernels of a catalogue that gains some), and kernels are added after
- * them, up to `max` in all. Returns the set's size, n0 or more (n0 when the
- * tables cannot be allocated). */
+ * them, up to `max` in all. Returns the set's size, n0 or more; -1 when its
+ * tables cannot be allocated and n0 > 0 (with n0 = 0, as kgi_cat_greedy, 0). */
 int kgi_cat_greedy_from(const double *t, const double *pred, int nc, int np, int n0, int max, double tol, double worst,
                         int *pick);
 

@@ -521,8 +521,20 @@ static kg_status choose_added(int np, const double *t, const double *pred, const
     }
     double worst = o->max_regret > 0 ? o->max_regret : INFINITY;
     int m = kgi_cat_greedy_from(ts, ps, nc, np, n0, n0 + o->add_best, o->tolerance, worst, sub);
-    for (int i = n0; i < m; i++)
+    if (m < 0) {
+        free(ts), free(ps), free(sub), free(all), free(chosen);
+        return KG_ERR_NOMEM;
+    }
+    /* sub[0..m): the set in the order taken, as places in all[] (the list's entry j at n0 + j) */
+    for (int i = n0; i < m; i++) {
         chosen[sub[i]] = 1;
+        if (i - n0 < KGI_CAT_ADDED_MAX)
+            rep->added_line[i - n0] = o->add->e[sub[i] - n0].line;
+    }
+    for (int i = 0; i < m; i++)
+        sub[i] = all[sub[i]];
+    for (int i = n0; i < m && i - n0 < KGI_CAT_ADDED_MAX; i++) /* the regret after each addition */
+        rep->added_loo[i - n0] = loo_regret(t, pred, np, all, nc, sub, i + 1);
     int w = n0;
     for (int i = n0; i < nc; i++)
         if (chosen[i])
@@ -665,8 +677,10 @@ kg_status kgi_catalogue_make(const char *const *exports, const size_t *lens, int
         if (o->add && (st = find_added(&c, o->add, o->add_path, pick, &n, err, errlen)) != KG_OK)
             goto done;
         if (o->add && o->add_best > 0 &&
-            (st = choose_added(c.np, t, pred, o, pick, o->keep->nkernels, &n, rep)) != KG_OK)
+            (st = choose_added(c.np, t, pred, o, pick, o->keep->nkernels, &n, rep)) != KG_OK) {
+            snprintf(err, errlen, "out of memory choosing among the kernels of %s", o->add_path);
             goto done;
+        }
     } else {
         double worst = o->max_regret > 0 ? o->max_regret : INFINITY;
         n = kgi_cat_greedy(t, pred, c.nk, c.np, o->max_kernels, o->tolerance, worst, pick);

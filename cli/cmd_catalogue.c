@@ -341,6 +341,12 @@ static int make(int argc, char **argv)
                 rep.rows, rep.kernels_measured, rep.pairs, rep.kernels, rep.loo_geomean, rep.loo_worst,
                 rep.loo_worst_pair[0] ? rep.loo_worst_pair : "none", 100 * (rep.geomean_regret - 1),
                 100 * (rep.worst_regret - 1), rep.worst_pair[0] ? rep.worst_pair : "none");
+    /* the order the cover took them in, which the file (in the list's order) does not show */
+    for (int i = 0; keep && add_best && i < rep.added && i < KGI_CAT_ADDED_MAX; i++)
+        fprintf(stderr, "kgen catalogue: --add-best: %s line %d taken %s: %.4f against the fastest of all %d\n", add,
+                rep.added_line[i], i == 0 ? "first" : "next", rep.added_loo[i], rep.kernels - rep.added + added.n);
+    if (keep && add_best && rep.added > KGI_CAT_ADDED_MAX)
+        fprintf(stderr, "kgen catalogue: --add-best: %d more taken after those\n", rep.added - KGI_CAT_ADDED_MAX);
     if (start)
         fprintf(stderr, "kgen catalogue: --start %s: %s (%d of its kernels replaced; regret both minimise, geometric mean"
                         " %.4f, from scratch %.4f)\n",

@@ -206,6 +206,9 @@ check "--add-best: the kept two, then X and Z in the list's order" \
 check "--add-best: the header says 2 of the 3" \
     grep -q "the 2 kernels of $tmp/first2.txt and 2 of the 3 of $tmp/yxz.cfg (--add-best 3" "$tmp/best.txt"
 check "--add-best: the report says 2 of the 3" grep -q "and 2 of the 3 of $tmp/yxz.cfg (--add-best 3)" "$tmp/b.err"
+check "--add-best: the report gives the order taken, Z (line 3) first" \
+    test "$(sed -n 's/^kgen catalogue: --add-best: .* line \([0-9]*\) taken \([a-z]*\): .*/\1 \2/p' "$tmp/b.err" |
+        tr '\n' ' ')" = "3 first 2 next "
 # shellcheck disable=SC2016
 gain=$(sed -n 's/.*against the fastest of all 5: \([0-9.]*\), where the kept alone score \([0-9.]*\)$/\1 \2/p' \
     "$tmp/b.err")
@@ -217,11 +220,11 @@ check "--add-best 1: Z alone, the larger gain" \
     test "$(cut_kernels "$tmp/best1.txt")" = "$(cut_kernels "$tmp/first2.txt"; echo "$Z")"
 "$KGEN" catalogue make "$tmp/best.csv" --kernels "$tmp/first2.txt" --add "$tmp/yxz.cfg" --add-best 3 \
     --tolerance 0.05 --max-regret 3 --date 2026-11-23 -o "$tmp/best2.txt" 2>/dev/null
-check "--add-best takes --tolerance and --max-regret" test $? = 0
+check "--add-best admits --tolerance and --max-regret (test_exchange checks what they do)" test $? = 0
 expect 2 "--add-best N chooses among the kernels of --add" catalogue make "$DATA" --kernels "$tmp/first2.txt" \
     --add-best 1 --date 2026-11-23 -o "$tmp/x.txt"
-expect 2 "--add-best" catalogue make "$DATA" --kernels "$tmp/first2.txt" --add "$tmp/yxz.cfg" --add-best 0 \
-    --date 2026-11-23 -o "$tmp/x.txt"
+expect 2 "--add-best must be 1..1000 (got '0')" catalogue make "$DATA" --kernels "$tmp/first2.txt" \
+    --add "$tmp/yxz.cfg" --add-best 0 --date 2026-11-23 -o "$tmp/x.txt"
 expect 2 "--kernels keeps that catalogue's kernels" catalogue make "$DATA" --kernels "$tmp/first2.txt" \
     --add "$tmp/yxz.cfg" --tolerance 0.05 --date 2026-11-23 -o "$tmp/x.txt"
 check "--add-best refused: nothing written" test ! -e "$tmp/x.txt"

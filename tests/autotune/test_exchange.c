@@ -112,17 +112,20 @@ int main(void)
     int p7[1] = {1};
     CHECK_MSG(kgi_cat_exchange(t5, NULL, NC5, NP5, 2.0, p7, 1) == 1 && p7[0] == 0, "set {%d}", p7[0]);
 
-    /* Grown from a set given (make --add-best): the kept kernel 0 is 1.5 of the best at every pair; from
-     * scratch the cover would take kernel 3 (the best at three pairs) first. Kept {0}: kernel 3 (the best at
-     * pairs 0-2) gains most, then kernel 1 (the best at pair 3, where 3 cannot run) and nothing after: kernel
-     * 2 is slower than the set's choice everywhere. Room for one more: kernel 3 alone. */
+    /* Grown from a set given (make --add-best): the kept kernel 0 is 3 times the best at every pair. From
+     * scratch the cover takes kernel 3 (the best at pairs 0-2) and kernel 1 (the best at pair 3) and stops:
+     * every pair is at its best. Kept {0}: the same two are added after it, and nothing else (kernel 2 is
+     * slower than the set's choice everywhere). Room for one more: kernel 3 alone. */
     enum { NC6 = 4, NP6 = 4 };
     const double t6[NC6 * NP6] = {
-        1.5, 1.5, 1.5, 1.5, /* kernel 0, kept */
+        3.0, 3.0, 3.0, 3.0, /* kernel 0, kept */
         NOT, NOT, NOT, 1.0, /* kernel 1 */
-        1.6, 1.6, 1.6, 1.6, /* kernel 2 */
+        3.2, 3.2, 3.2, 3.2, /* kernel 2 */
         1.0, 1.0, 1.0, NOT, /* kernel 3 */
     };
+    int s6[NC6];
+    int n6 = kgi_cat_greedy(t6, NULL, NC6, NP6, NC6, 0.0, INFINITY, s6);
+    CHECK_MSG(n6 == 2 && s6[0] == 3 && s6[1] == 1, "from scratch %d picks: %d %d", n6, s6[0], s6[1]);
     int g6[NC6] = {0};
     int m6 = kgi_cat_greedy_from(t6, NULL, NC6, NP6, 1, NC6, 0.0, INFINITY, g6);
     CHECK_MSG(m6 == 3 && g6[0] == 0 && g6[1] == 3 && g6[2] == 1, "%d picks: %d %d %d", m6, g6[0], g6[1], g6[2]);
@@ -133,5 +136,12 @@ int main(void)
     const double t7[2 * NP6] = {1.0, 1.0, 1.0, 1.0, /* kernel 0 */ 1.01, 1.01, 1.01, 1.01 /* kernel 1, kept */};
     CHECK(kgi_cat_greedy_from(t7, NULL, 2, NP6, 1, 2, 0.02, INFINITY, k7) == 1 && k7[0] == 1);
     CHECK(kgi_cat_greedy_from(t7, NULL, 2, NP6, 1, 2, 0.0, INFINITY, k7) == 2 && k7[1] == 0); /* without: added */
+    /* by the predictions, as make passes them: the kept kernel 0, predicted faster everywhere, stays the choice,
+     * so kernel 1, faster in fact, changes nothing and is not added; by the times it is */
+    const double t8[2 * 2] = {2, 2, /* kernel 0, kept */ 1, 1 /* kernel 1 */};
+    const double pred8[2 * 2] = {1, 1, 1.5, 1.5};
+    int k8[2] = {0};
+    CHECK(kgi_cat_greedy_from(t8, pred8, 2, 2, 1, 2, 0.0, INFINITY, k8) == 1);
+    CHECK(kgi_cat_greedy_from(t8, NULL, 2, 2, 1, 2, 0.0, INFINITY, k8) == 2 && k8[1] == 1);
     TEST_DONE();
 }
