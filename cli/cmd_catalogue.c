@@ -231,7 +231,7 @@ static int make(int argc, char **argv)
         goto done;
     }
     if (add_best && !add) {
-        fprintf(stderr, "kgen: catalogue make --add-best N chooses among the kernels of --add CONFIGS: give both\n");
+        fprintf(stderr, "kgen: catalogue make --add-best K chooses among the kernels of --add CONFIGS: give both\n");
         goto done;
     }
     if (keep && start) {

@@ -221,7 +221,7 @@ check "--add-best 1: Z alone, the larger gain" \
 "$KGEN" catalogue make "$tmp/best.csv" --kernels "$tmp/first2.txt" --add "$tmp/yxz.cfg" --add-best 3 \
     --tolerance 0.05 --max-regret 3 --date 2026-11-23 -o "$tmp/best2.txt" 2>/dev/null
 check "--add-best admits --tolerance and --max-regret (test_exchange checks what they do)" test $? = 0
-expect 2 "--add-best N chooses among the kernels of --add" catalogue make "$DATA" --kernels "$tmp/first2.txt" \
+expect 2 "--add-best K chooses among the kernels of --add" catalogue make "$DATA" --kernels "$tmp/first2.txt" \
     --add-best 1 --date 2026-11-23 -o "$tmp/x.txt"
 expect 2 "--add-best must be 1..1000 (got '0')" catalogue make "$DATA" --kernels "$tmp/first2.txt" \
     --add "$tmp/yxz.cfg" --add-best 0 --date 2026-11-23 -o "$tmp/x.txt"
