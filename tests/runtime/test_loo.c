@@ -19,8 +19,11 @@
 #include "runtime/catalogue.h"
 #include "testutil.h"
 
-/* The committed sm_90 catalogue (row 98's file and kernel 46, kernel 34 with 4-byte copies, docs/performance.md
- * row 100): geometric mean 1.0220, worst 1.669 (tn 31x128x23488), as row 98's file.
+/* The committed sm_90 catalogue (row 100's file and kernels 47-48, matmul_skinny with 4-byte loads for one column
+ * and two rows, docs/performance.md row 101): geometric mean 1.0237 against the fastest of its 48, worst 1.669
+ * (tn 31x128x23488); 1.0215 against the fastest of row 100's 46.
+ * Row 100's file (row 98's file and kernel 46, kernel 34 with 4-byte copies, docs/performance.md row 100):
+ * geometric mean 1.0220, worst 1.669 (tn 31x128x23488), as row 98's file.
  * Row 98's file (row 97's and kernel 45, kernel 27 with pred = 0) under row 99's model (stream-K's additions into C a feature beside their depth): geometric mean
  * 1.0220, worst 1.669 (tn 31x128x23488); under the model before, 1.0230, worst 1.669 (tn 31x128x23488);
  * row 97's file against the fastest of the same 45 kernels 1.0230.
