@@ -474,27 +474,34 @@ static kg_status find_added(const collect *c, const kgi_config_list *add, const 
 }
 
 /* kg_matmul's leave-one-out regret of the set set[0..nset) (its kernel predicted fastest at each pair, among those
- * measured there) against the fastest of base[0..nbase), over the pairs where the set has a prediction: the figure
- * the report gives, against a baseline of one's choosing. */
-static double loo_regret(const double *t, const double *pred, int np, const int *base, int nbase, const int *set,
-                         int nset)
+ * measured there) against the fastest of base[0..nbase) (base NULL: all nk kernels), over the pairs where the set has
+ * a prediction: the geometric mean, and in *worst (1 or more) and *worst_pair (-1: none above 1) its largest. The
+ * figure the report and the header give. */
+static double loo_regret(const double *t, const double *pred, int np, int nk, const int *base, int nbase,
+                         const int *set, int nset, double *worst, int *worst_pair)
 {
     double sum = 0;
     int counted = 0;
+    *worst = 1.0, *worst_pair = -1;
     for (int p = 0; p < np; p++) {
         double best = INFINITY, e = INFINITY, chosen = INFINITY;
-        for (int q = 0; q < nbase; q++)
-            if (t[(size_t)base[q] * np + p] < best)
-                best = t[(size_t)base[q] * np + p];
+        for (int q = 0; q < (base ? nbase : nk); q++) {
+            double v = t[(size_t)(base ? base[q] : q) * np + p];
+            if (v < best)
+                best = v;
+        }
         for (int q = 0; q < nset; q++) {
             double v = t[(size_t)set[q] * np + p], pe = pred[(size_t)set[q] * np + p];
             if (isfinite(v) && pe < e)
                 e = pe, chosen = v;
         }
         if (!isfinite(chosen) || !isfinite(best))
-            continue;
-        sum += log(chosen / best);
+            continue; /* nothing else calibrates a kernel of the set measured here */
+        double r = chosen / best;
+        sum += log(r);
         counted++;
+        if (r > *worst)
+            *worst = r, *worst_pair = p;
     }
     return counted ? exp(sum / counted) : 1.0;
 }
@@ -533,14 +540,16 @@ static kg_status choose_added(int np, const double *t, const double *pred, const
     }
     for (int i = 0; i < m; i++)
         sub[i] = all[sub[i]];
+    double w_r;
+    int w_p;
     for (int i = n0; i < m && i - n0 < KGI_CAT_ADDED_MAX; i++) /* the regret after each addition */
-        rep->added_loo[i - n0] = loo_regret(t, pred, np, all, nc, sub, i + 1);
+        rep->added_loo[i - n0] = loo_regret(t, pred, np, 0, all, nc, sub, i + 1, &w_r, &w_p);
     int w = n0;
     for (int i = n0; i < nc; i++)
         if (chosen[i])
             pick[w++] = all[i];
-    rep->loo_keep_all = loo_regret(t, pred, np, all, nc, all, n0);
-    rep->loo_set_all = loo_regret(t, pred, np, all, nc, pick, w);
+    rep->loo_keep_all = loo_regret(t, pred, np, 0, all, nc, all, n0, &w_r, &w_p);
+    rep->loo_set_all = loo_regret(t, pred, np, 0, all, nc, pick, w, &w_r, &w_p);
     rep->added = w - n0;
     *n = w;
     free(ts), free(ps), free(sub), free(all), free(chosen);
@@ -723,45 +732,32 @@ kg_status kgi_catalogue_make(const char *const *exports, const size_t *lens, int
     }
     /* the chosen set: its fastest, and kg_matmul's leave-one-out choice, against the best measured (with
      * --kernels, the best of the kept: what the header says) */
-    double sum = 0, lsum = 0;
-    int counted = 0, lcounted = 0;
-    rep->worst_regret = rep->loo_worst = 1.0;
+    double sum = 0;
+    rep->worst_regret = 1.0;
     for (int p = 0; p < c.np; p++) {
-        double best = INFINITY, chosen = INFINITY, e = INFINITY;
-        int lk = -1;
+        double best = INFINITY, chosen = INFINITY;
         for (int q = 0; q < (o->keep ? n : c.nk); q++) {
             double v = t[(size_t)(o->keep ? pick[q] : q) * c.np + p];
             if (v < best)
                 best = v;
         }
-        for (int q = 0; q < n; q++) {
-            double v = t[(size_t)pick[q] * c.np + p], pe = pred[(size_t)pick[q] * c.np + p];
-            if (v < chosen)
-                chosen = v;
-            if (isfinite(v) && pe < e)
-                e = pe, lk = pick[q];
-        }
+        for (int q = 0; q < n; q++)
+            if (t[(size_t)pick[q] * c.np + p] < chosen)
+                chosen = t[(size_t)pick[q] * c.np + p];
         double r = isfinite(chosen) ? chosen / best : KGI_CAT_UNCOVERED;
         sum += log(r);
-        counted++;
         if (r > rep->worst_regret) {
             rep->worst_regret = r;
             snprintf(rep->worst_pair, sizeof rep->worst_pair, "%s %dx%dx%d", kgi_layout_name(c.p[p].layout), c.p[p].m,
                      c.p[p].n, c.p[p].k);
         }
-        if (lk < 0)
-            continue; /* nothing else calibrates a kernel of the set measured here */
-        r = t[(size_t)lk * c.np + p] / best;
-        lsum += log(r);
-        lcounted++;
-        if (r > rep->loo_worst) {
-            rep->loo_worst = r;
-            snprintf(rep->loo_worst_pair, sizeof rep->loo_worst_pair, "%s %dx%dx%d", kgi_layout_name(c.p[p].layout),
-                     c.p[p].m, c.p[p].n, c.p[p].k);
-        }
     }
-    rep->geomean_regret = counted ? exp(sum / counted) : 1.0;
-    rep->loo_geomean = lcounted ? exp(lsum / lcounted) : 1.0;
+    rep->geomean_regret = c.np ? exp(sum / c.np) : 1.0;
+    int lp;
+    rep->loo_geomean = loo_regret(t, pred, c.np, c.nk, o->keep ? pick : NULL, n, pick, n, &rep->loo_worst, &lp);
+    if (lp >= 0)
+        snprintf(rep->loo_worst_pair, sizeof rep->loo_worst_pair, "%s %dx%dx%d", kgi_layout_name(c.p[lp].layout),
+                 c.p[lp].m, c.p[lp].n, c.p[lp].k);
     rep->rows = c.rows, rep->kernels_measured = c.nk, rep->pairs = c.np, rep->kernels = n;
     write_catalogue(f, &c, kl, t, pick, n, o, rep);
     st = ferror(f) ? KG_ERR_IO : KG_OK;
