@@ -10,7 +10,8 @@
  * in a layout is a linear model in that work and a few more features
  * (launch, waves, L2 and DRAM traffic, split-K's and stream-K's partial
  * sums, C's single stores, units per slot; see features()), fitted to its
- * measured times there, twice (with units per slot and without); each
+ * measured times there, twice (with units per slot and without), a tiled
+ * kernel's fit weighted toward the shapes nearest the call; each
  * fitted model's error at the nearest measured shapes is carried to the
  * call's shape, shrunk toward the model, and the prediction is the
  * geometric mean of the two. A measured shape is its measured
@@ -195,14 +196,15 @@ static void features(const kgi_cat_kernel *kk, int m, int n, int k, int sms, int
     }
 }
 
-/* Least squares of sum((c.x_i - t_i) / t_i)^2 over n points with c >= 0,
- * i.e. min |A c - 1| with rows A_i = x_i / t_i, by QR (modified
+/* Least squares of sum(w_i ((c.x_i - t_i) / t_i)^2) over n points with
+ * c >= 0 (w_i = 1 where w is NULL), i.e. min |A c - b| with rows
+ * A_i = sqrt(w_i) x_i / t_i and b_i = sqrt(w_i), by QR (modified
  * Gram-Schmidt; the features' sizes differ by many orders, which normal
  * equations would not survive). A feature whose coefficient comes out
  * negative leaves, the most negative first, and the rest is fitted again;
  * one that is 0 at every point, or a multiple of those before it, stays
  * out. 0, or -1 when nothing fits. */
-static int fit(const double (*x)[NF], const double *t, int n, double *co)
+static int fit(const double (*x)[NF], const double *t, const double *w, int n, double *co)
 {
     int act[NF], na = NF;
     for (int i = 0; i < NF; i++)
@@ -213,11 +215,11 @@ static int fit(const double (*x)[NF], const double *t, int n, double *co)
         double r[NF][NF] = {{0}}, qb[NF], c[NF];
         int kept[NF], nk = 0;
         for (int p = 0; p < n; p++)
-            b[p] = 1;
+            b[p] = w ? sqrt(w[p]) : 1;
         for (int i = 0; i < na; i++) {
             double *v = q + (size_t)nk * n, norm0 = 0, norm = 0;
             for (int p = 0; p < n; p++) {
-                v[p] = x[p][act[i]] / t[p];
+                v[p] = x[p][act[i]] / t[p] * b[p];
                 norm0 += v[p] * v[p];
             }
             for (int j = 0; j < nk; j++) {
@@ -304,15 +306,31 @@ static double dot(const double *co, const double *x)
  * multiple of those before it, and one whose coefficient comes out
  * negative (fit()). */
 #define MIN_FIT_POINTS 12
+/* A tiled kernel's fit weights each measured shape (1 + d)^-NEAR_POWER, d
+ * its squared distance from the call (log2 units and ALIGN_DISTANCE, as
+ * for the nearest shapes): a linear model holds for such a kernel only
+ * locally (how well its copies, L2 traffic and per-tile costs overlap its
+ * arithmetic changes across the shape space), and the unweighted fit, led
+ * by the many shapes far from the call, was 20-30 % high for the 64x64
+ * kernel 41 at a large output over a short K (3881x3549x131: kernel 22
+ * chosen, 1.17x its time; docs/performance.md row 104). A matmul_skinny
+ * kernel's time is its traffic everywhere, and weighting its fit too made
+ * thin products slower (row 107: 8x4096x8192 nt 1.10x the time). Measured
+ * (row 108): leave-one-out 1.0254 -> 1.0226 (power 1, 2, 4: 1.0228,
+ * 1.0234, 1.0228; d / 2, d / 4, 2 d in place of d: 1.0228, 1.0225,
+ * 1.0226); at 60 products drawn for it (H200), the 26 (layout, shape)
+ * pairs whose choice it changed took 0.870x the time. */
+#define NEAR_POWER 3.0
 
 /* The model of the features in `keep` (a bit per feature; the others left
- * out) fitted to a kernel's npts measured shapes (features xs, times ts)
- * and evaluated at x, times its error at the nearest shapes (near[0..nn),
- * at distances dist), shrunk toward the model: the prediction, or 0 where
+ * out) fitted to a kernel's npts measured shapes (features xs, times ts,
+ * weights ws, or NULL: fit()) and evaluated at x, times its error at the
+ * nearest shapes (near[0..nn), at distances dist), shrunk toward the
+ * model: the prediction, or 0 where
  * no fit is usable. xw: room for npts rows (the features kept, where some
  * are left out). */
-static double calibrated(const double (*xs)[NF], const double *ts, int npts, const double *x, const int *near,
-                         const double *dist, int nn, unsigned keep, double (*xw)[NF])
+static double calibrated(const double (*xs)[NF], const double *ts, const double *ws, int npts, const double *x,
+                         const int *near, const double *dist, int nn, unsigned keep, double (*xw)[NF])
 {
     /* a fit needs more shapes than features to say anything between them */
     if (npts < MIN_FIT_POINTS)
@@ -327,7 +345,7 @@ static double calibrated(const double (*xs)[NF], const double *ts, int npts, con
                 xw[q][f] = keep >> f & 1 ? xs[q][f] : 0;
         xf = (const double(*)[NF])xw;
     }
-    if (fit(xf, ts, npts, co) != 0)
+    if (fit(xf, ts, ws, npts, co) != 0)
         return 0;
     double model = dot(co, xk);
     if (!(model > 0))
@@ -351,12 +369,14 @@ int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, 
     double(*xs)[NF] = malloc(((size_t)c->nrows + 1) * sizeof *xs);
     double(*xw)[NF] = malloc(((size_t)c->nrows + 1) * sizeof *xw);
     double *ts = malloc(((size_t)c->nrows + 1) * sizeof *ts);
+    double *ws = malloc(((size_t)c->nrows + 1) * sizeof *ws);
     int *rs = malloc(((size_t)c->nrows + 1) * sizeof *rs);
-    if (!picks || !xs || !xw || !ts || !rs) {
+    if (!picks || !xs || !xw || !ts || !ws || !rs) {
         free(picks);
         free(xs);
         free(xw);
         free(ts);
+        free(ws);
         free(rs);
         return -1;
     }
@@ -380,6 +400,7 @@ int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, 
             double d = sq(log2(row->m) - lm) + sq(log2(row->n) - ln) + sq(log2(row->k) - lk) +
                        ALIGN_DISTANCE * ((KGI_ALIGN_A(ra) != KGI_ALIGN_A(align)) + (KGI_ALIGN_B(ra) != KGI_ALIGN_B(align)) +
                                          (KGI_ALIGN_C(ra) != KGI_ALIGN_C(align)));
+            ws[npts - 1] = pow(1 + d, -NEAR_POWER);
             int at = nn < KGI_PICK_NEAR ? nn++ : KGI_PICK_NEAR;
             while (at > 0 && dist[at - 1] > d) {
                 if (at < KGI_PICK_NEAR) {
@@ -416,8 +437,9 @@ int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, 
         }
         const double(*xc)[NF] = (const double(*)[NF])xs;
         unsigned all = (1u << NF) - 1, no_units = all & ~(1u << UNITS_PER_SLOT);
-        double with = calibrated(xc, ts, npts, x, near, dist, nn, all, xw),
-               rounded = calibrated(xc, ts, npts, x, near, dist, nn, no_units, xw);
+        const double *wk = streams_operands(kk) ? NULL : ws;
+        double with = calibrated(xc, ts, wk, npts, x, near, dist, nn, all, xw),
+               rounded = calibrated(xc, ts, wk, npts, x, near, dist, nn, no_units, xw);
         double model = with > 0 && rounded > 0 ? sqrt(with * rounded) : with > 0 ? with : rounded;
         if (!(model > 0)) {
             /* no usable fit (too few shapes): the wave model's efficiency at the nearest shapes */
@@ -454,6 +476,7 @@ int kgi_catalogue_rank(const kgi_catalogue *c, int layout, int m, int n, int k, 
     free(xs);
     free(xw);
     free(ts);
+    free(ws);
     free(rs);
     return finish(picks, np, out, max);
 }

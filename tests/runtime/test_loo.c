@@ -19,7 +19,10 @@
 #include "runtime/catalogue.h"
 #include "testutil.h"
 
-/* The committed sm_90 catalogue (row 101's file and kernel 49, kgen tune's 32x64 winner without split-K at
+/* The committed sm_90 catalogue under the model that weights a tiled kernel's fit toward the shapes nearest
+ * the call (runtime/pick.c's NEAR_POWER, docs/performance.md row 108): geometric mean 1.0226, worst 1.669
+ * (tn 31x128x23488); under the unweighted fit, as below.
+ * The committed sm_90 catalogue (row 101's file and kernel 49, kgen tune's 32x64 winner without split-K at
  * 151x10759x55, docs/performance.md row 104): geometric mean 1.0254 against the fastest of its 49, worst 1.669
  * (tn 31x128x23488); against the fastest of 51 timed 1.0267, where row 101's 48 alone score 1.0289.
  * Row 101's file (row 100's file and kernels 47-48, matmul_skinny with 4-byte loads for one column
