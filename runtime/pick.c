@@ -313,7 +313,8 @@ static double dot(const double *co, const double *x)
  * arithmetic changes across the shape space), and the unweighted fit, led
  * by the many shapes far from the call, was 20-30 % high for the 64x64
  * kernel 41 at a large output over a short K (3881x3549x131: kernel 22
- * chosen, 1.17x its time; docs/performance.md row 104). A matmul_skinny
+ * chosen, 1.17x its time; docs/performance.md row 104; with the weights
+ * 15 % high, and chosen in tn and tt). A matmul_skinny
  * kernel's time is its traffic everywhere, and weighting its fit too made
  * thin products slower (row 107: 8x4096x8192 nt 1.10x the time). Measured
  * (row 108): leave-one-out 1.0254 -> 1.0226 (power 1, 2, 4: 1.0228,
