@@ -149,6 +149,8 @@ T.params = {
     doc = "split-K and stream-K: floats per atomic addition into C (4: sm_90 red.global.add.v4.f32; needs tn % 4 == 0; with splitk > 1 and vec < 4, where C's rows are not 16-byte aligned, each row's additions are regrouped at its 16-byte boundaries through warp shuffles)" },
   { name = "skw", type = "int", default = 0, values = { 0, 1 }, omit_default = true,
     doc = "stream-K with red=4: 1 gives the kernel a variant that the runtime launches where C's rows are not whole 16-byte vectors (ldc or the pointer): the shared tiles' pieces add into a zeroed workspace in 16-byte reductions and a post kernel adds it into C, instead of one float at a time into C" },
+  { name = "cst", type = "int", default = 0, values = { 0, 1 }, omit_default = true,
+    doc = "1: where C's rows are not whole 16-byte vectors (ldc or the pointer), the store of C (C = alpha * acc + beta * C) goes through shared memory after the K loop, so that each warp's stores cover consecutive floats of a row; 0: each lane stores its run of tn floats one float at a time" },
   { name = "minb", type = "int", default = 1, values = { 1, 2, 3, 4 },
     doc = "blocks per SM the registers must allow (__launch_bounds__' second argument; 1: no cap)" },
   { name = "bounds", type = "int", default = 1, values = { 0, 1 },
@@ -274,6 +276,10 @@ function T.check(cfg, limits)
   if cfg.red == 4 and (cfg.tn % 4 ~= 0 or limits.sm < 90) then
     return fail("red=4 adds 4 consecutive floats of a lane's patch at once: it needs tn %% 4 == 0 (tn=%d) and sm_90 or newer (target %s)",
       cfg.tn, limits.name)
+  end
+  if cfg.cst == 1 and (cfg.splitk > 1 or cfg.wk > 1 or cfg.tn % 4 ~= 0) then
+    return fail("cst=1 stages the store of whole tiles of C (16-byte stores where C's rows allow them): it needs splitk=1, wk=1 and tn %% 4 == 0 (splitk=%d, wk=%d, tn=%d)",
+      cfg.splitk, cfg.wk, cfg.tn)
   end
   local d = derive(cfg)
   if d.threads > limits.max_threads_per_block then

@@ -161,7 +161,7 @@ static const char *const pk_configs[] = {
     "bm=128 bn=128 bk=8 wm=64 wn=64 stages=1 raster=1 vec=4 pack=1 sk=2 red=4 xb=1 skw=1",
 };
 
-/* red = 4 into ragged rows of C, each in its layouts (test_realigned_red) */
+/* red = 4, and cst = 1's staged stores, into ragged rows of C, each in its layouts (test_realigned_red) */
 static const struct { const char *config; const char *layouts; } rr_configs[] = {
     {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=2 vec=1 cc=1 sk=1 red=4", "nn nt tn tt"},
     {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=1 cc=1 splitk=3 red=4", "nn nt tn tt"},
@@ -179,6 +179,13 @@ static const struct { const char *config; const char *layouts; } rr_configs[] = 
     /* skw=1: the shared tiles' pieces through the workspace instead */
     {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=2 vec=1 cc=1 sk=1 red=4 skw=1", "nn nt tn tt"},
     {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=1 vec=4 sk=2 red=4 xb=1 skw=1", "nt"},
+    /* cst=1: whole tiles stored through shared memory (cp.async ring, register prefetch, stream-K's whole
+     * tiles, 16-wide warp tiles: two rows per store) */
+    {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 cst=1", "nn nt tn tt"},
+    {"bm=32 bn=64 bk=8 wm=16 wn=32 stages=3 vec=1 cc=1 pred=1 cst=1", "nn tt"},
+    {"bm=64 bn=64 bk=16 wm=32 wn=32 stages=1 vec=1 xb=1 cst=1", "nt tn"},
+    {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=2 vec=1 sk=1 red=4 cst=1", "nn tt"},
+    {"bm=128 bn=16 bk=8 wm=32 wn=16 tm=4 tn=4 ln=4 stages=1 vec=4 pack=1 cst=1", "nt"},
 };
 
 /* split-K with its beta pass overlapped, in the default layout (test_overlap) */

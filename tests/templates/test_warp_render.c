@@ -69,6 +69,13 @@ static const struct {
     {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=3 raster=8 vec=1 sk=1 red=4 cc=1 skw=1", 255, 0},
     {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8 sk=2 red=4 pack=1 skw=1 layout=nt", 255, 0},
     {"bm=32 bn=64 bk=8 wm=32 wn=64 stages=3 vec=1 cc=1 sk=1 red=4 minb=2 skw=1 layout=tt", 0, 0},
+    /* cst=1: C's unaligned rows stored through shared memory (the 4-byte 64 x 64 and 32 x 64 kernels
+     * without spills; the 128-output kernels with 4-byte copies and stream-K spill with it) */
+    {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 cst=1", 128, 0},
+    {"bm=32 bn=64 bk=8 wm=16 wn=32 stages=3 vec=1 cc=1 cst=1 layout=tt", 128, 0},
+    {"bm=128 bn=16 bk=8 wm=32 wn=16 tm=4 tn=4 ln=4 stages=1 vec=4 pack=1 cst=1", 128, 0},
+    {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=1 vec=4 sk=2 red=4 xb=1 minb=2 cst=1 layout=nt", 255, 0},
+    {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=2 vec=1 sk=1 red=4 cst=1 layout=tn", 255, 1},
     /* xb=1: the next tile's first fragments loaded across the barrier */
     {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=1 splitk=4 red=4 xb=1", 255, 0},
     {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8 xb=1 pack=1 layout=tn", 255, 0},
@@ -114,6 +121,10 @@ static const struct {
     {"ln=3", "ln"},
     {"tn=2 wn=32 red=4", "red=4"},
     {"pred=2", "pred"},
+    {"cst=1 splitk=2", "cst=1"},
+    {"cst=1 wk=2", "cst=1"},
+    {"cst=1 tn=2 wn=32 wm=32", "cst=1"},
+    {"cst=2", "cst"},
 };
 
 /* What check_accesses knows while the host walks the addresses. */
@@ -365,6 +376,9 @@ int main(void)
     check_accesses(ctx, "bm=64 bn=64 bk=16 wm=32 wn=32 vec=1 stages=3 splitk=3 layout=nt", 65, 33, 70);
     check_accesses(ctx, "bm=96 bn=64 bk=12 wm=48 wn=32 tm=3 tn=2 ln=16 vec=2 pad=1 stages=1 layout=tn", 100, 70,
                    30);
+    /* cst=1 at an odd N: C's rows are not vectors, so the staged store is what the kernel runs */
+    check_accesses(ctx, "bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 cst=1", 131, 253, 100);
+    check_accesses(ctx, "bm=128 bn=16 bk=8 wm=32 wn=16 tm=4 tn=4 ln=4 stages=1 vec=1 cst=1 layout=tt", 129, 7, 36);
     kg_context_close(ctx);
     TEST_DONE();
 }

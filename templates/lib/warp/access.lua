@@ -121,6 +121,47 @@ function M.list(cfg, d, shape)
   local atomic = cfg.splitk > 1 and cfg.cl ~= 1
   local cv = (d.cv > 1 and shape.ldc % d.cv ~= 0) and 1 or d.cv
   local realign = atomic and d.cv == 4 and cfg.vec < 4 and cv == 1
+  if cfg.cst == 1 and not atomic and cv == 1 then
+    -- cst = 1 (store.lua's staged): each warp's tile through its rows of
+    -- shared memory, then C row by row, 32 lanes on consecutive floats
+    local stride, wm, wn = d.cst_stride, cfg.wm, cfg.wn
+    list[#list + 1] = {
+      name = "stage C tile in shared memory", space = "shared", op = "store", array = "smem", width = 16,
+      iters = d.rows * d.cols // 4,
+      addr = function(tid, it)
+        local warp, lane = tid // 32, tid % 32
+        local i, j = it // (d.cols // 4), (it % (d.cols // 4)) * 4
+        local sr = (lane // cfg.ln) * cfg.tm + (i // cfg.tm) * d.pass_m + i % cfg.tm
+        local sc = (lane % cfg.ln) * cfg.tn + (j // cfg.tn) * d.pass_n + j % cfg.tn
+        return warp * wm * stride + sr * stride + sc
+      end,
+    }
+    local function at(tid, t)
+      local warp, lane = tid // 32, tid % 32
+      local f = lane + 32 * t
+      return warp, f // wn, f % wn
+    end
+    list[#list + 1] = {
+      name = "read staged C tile", space = "shared", op = "load", array = "smem", width = 4, iters = wm * wn // 32,
+      addr = function(tid, t)
+        local warp, rr, cc = at(tid, t)
+        return warp * wm * stride + rr * stride + cc
+      end,
+    }
+    for _, kind in ipairs({ "load", "store" }) do
+      list[#list + 1] = {
+        name = kind == "load" and "load C (beta != 0)" or "store C", space = "global", op = kind, array = "C",
+        width = 4, iters = wm * wn // 32,
+        addr = function(tid, t)
+          local warp, rr, cc = at(tid, t)
+          local r, c = (warp // d.warps_n) * wm + rr, (warp % d.warps_n) * wn + cc
+          if r >= shape.M or c >= shape.N then return nil end
+          return r * shape.ldc + c
+        end,
+      }
+    end
+    return list
+  end
   local per_row = realign and d.cols // 4 or d.cols // cv
   local kinds = atomic and { "store" } or { "load", "store" }
   for _, kind in ipairs(kinds) do

@@ -126,11 +126,44 @@ function M.derive(cfg)
   d.pv = M.vwidth(d.cols)
   d.park_floats = (cfg.wk - 1) * cfg.bm * cfg.bn
   d.smem = math.max(d.smem, 4 * d.park_floats)
+  -- cst = 1: each warp stages its wm x wn accumulators in shared memory
+  -- (rows of cst_stride floats) to store C's rows that are not 16-byte
+  -- vectors with consecutive addresses (lib/warp/store.lua's staged)
+  if cfg.cst == 1 then
+    d.cst_stride = M.staging_stride(cfg, d)
+    d.smem = math.max(d.smem, 4 * d.tile_warps * cfg.wm * d.cst_stride)
+  end
   d.dynamic = d.smem > M.STATIC_SMEM_LIMIT
   d.loads_a, d.loads_b = cfg.bm * cfg.bk, cfg.bk * cfg.bn
   d.flops = 2 * cfg.bm * cfg.bn * cfg.bk
   d.cgma = d.flops / (d.loads_a + d.loads_b)
   return d
+end
+
+-- cst = 1: the row stride (floats, a multiple of 4) of a warp's staged tile
+-- of C: wn and the least padding with which the lanes' 16-byte writes of
+-- their runs (one per row of the patch and run: 8 lanes a phase) meet no
+-- bank twice in a phase; the reads, 32 consecutive floats, meet none at
+-- any stride.
+function M.staging_stride(cfg, d)
+  local best, best_conflicts
+  for pad = 0, 28, 4 do
+    local stride, worst = cfg.wn + pad, 1
+    for phase = 0, 3 do
+      local hits = {}
+      for l = 8 * phase, 8 * phase + 7 do
+        local row, col = (l // cfg.ln) * cfg.tm, (l % cfg.ln) * cfg.tn
+        for e = 0, 3 do
+          local bank = (row * stride + col + e) % 32
+          hits[bank] = (hits[bank] or 0) + 1
+          if hits[bank] > worst then worst = hits[bank] end
+        end
+      end
+    end
+    if best == nil or worst < best_conflicts then best, best_conflicts = stride, worst end
+    if worst == 1 then break end
+  end
+  return best
 end
 
 -- Copy i of thread tid: vector index idx = tid + i * threads, its line (the

@@ -97,6 +97,47 @@ local function realigned_red4(w, cfg, d)
   w:close()
 end
 
+-- cst = 1, where C's rows are not 16-byte vectors (c_vec false): the
+-- store of C through shared memory. Each lane's run of tn floats would
+-- otherwise go out as tn single stores, each spread over the warp's row
+-- segment (ln lanes tn floats apart), so every 32-byte sector of C is
+-- written tn times (docs/performance.md row 109: at a short K that cost
+-- a 64 x 64 kernel up to 2-3x its time). Here each warp writes its wm x wn
+-- accumulators to its own rows of shared memory (d.cst_stride floats
+-- apart, 16-byte writes) and stores them back row by row, the warp's 32
+-- lanes on 32 consecutive floats of C. The K loop's buffers are free once
+-- every warp has passed the barrier (and, with cp.async, every copy has
+-- landed); stream-K's next tile starts with a barrier of its own.
+local function staged(w, cfg, d)
+  local stride, wm, wn = d.cst_stride, cfg.wm, cfg.wn
+  if d.async or cfg.ba == 1 then
+    w:linec("asm volatile(\"cp.async.wait_group 0;\\n\" ::);", "no copy still lands in shared memory")
+  end
+  w:linec("__syncthreads();", "every warp is done with the K loop's buffers")
+  w:line("float* stg = smem + warp * %d;", wm * stride)
+  w:line("#pragma unroll")
+  w:open("for (int i = 0; i < %d; ++i)", d.rows)
+  w:line("const int sr = (lane / %d) * %d + (i / %d) * %d + i %% %d;", cfg.ln, cfg.tm, cfg.tm, d.pass_m, cfg.tm)
+  w:line("#pragma unroll")
+  w:open("for (int j = 0; j < %d; j += 4)", d.cols)
+  w:line("const int sc = (lane %% %d) * %d + (j / %d) * %d + j %% %d;", cfg.ln, cfg.tn, cfg.tn, d.pass_n, cfg.tn)
+  w:line("*reinterpret_cast<float4*>(&stg[sr * %d + sc]) = make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);", stride)
+  w:close()
+  w:close()
+  w:linec("__syncwarp();", "the warp's tile is in shared memory")
+  w:line("const int wr0 = row0 + (warp / %d) * %d, wc0 = col0 + (warp %% %d) * %d;", d.warps_n, wm, d.warps_n, wn)
+  w:linec("#pragma unroll 1", "the accumulators are in shared memory now: a rolled loop keeps registers free")
+  w:open("for (int t = 0; t < %d; ++t)", wm * wn // 32)
+  w:line("const int rr = (lane + t * 32) / %d, cc = (lane + t * 32) %% %d;", wn, wn)
+  w:line("const int r = wr0 + rr, c = wc0 + cc;")
+  if cfg.bounds == 1 then w:open("if (r < M && c < N)") else w:open("") end
+  w:line("float* dst = C + (size_t)r * ldc + c;")
+  w:line("const float x = stg[rr * %d + cc];", stride)
+  w:line("*dst = beta == 0.0f ? alpha * x : alpha * x + beta * *dst;")
+  w:close()
+  w:close()
+end
+
 -- Epilogue: C = alpha * acc + beta * C (C not read when beta == 0), or
 -- (atomic: split-K, stream-K's shared tiles) an atomic addition of
 -- alpha * acc. Vectors where C allows them: `cv` floats per store; with
@@ -124,9 +165,11 @@ function M.emit(w, cfg, d, atomic, cv)
   -- are not (nt at any shape), and there its atomics into an odd C are
   -- single: not measured with this path.
   local realign = atomic and cv == 4 and cfg.vec < 4 and cfg.splitk > 1
-  if realign then
+  -- cst = 1 (check: tn % 4 == 0, so cv = 4 here)
+  local stage = not atomic and cfg.cst == 1 and cv == 4
+  if realign or stage then
     w:open("if (!c_vec)")
-    realigned_red4(w, cfg, d)
+    if realign then realigned_red4(w, cfg, d) else staged(w, cfg, d) end
     w:reopen("else")
   end
   w:line("#pragma unroll")
@@ -170,7 +213,7 @@ function M.emit(w, cfg, d, atomic, cv)
   end
   w:close()
   w:close()
-  if realign then w:close() end
+  if realign or stage then w:close() end
 end
 
 -- Stream-K's workspace variant (d.skw; launched where C's rows are not
