@@ -133,6 +133,7 @@ typedef struct walk {
     long smem;
     int m, n, k, lda, ldb, ldc, at, bt;
     int entries, touched, bad;
+    int staged;              /* entries of cst=1's staged store of C */
     int shared, width;       /* of the current entry */
     char array[8];
     long limit;              /* the highest float offset + 1 the entry's array may touch */
@@ -151,6 +152,8 @@ static void walk_entry(void *ud, int e, const kgi_access_decl *d)
         CHECK_MSG(!w->bad, "%s: accesses() entry %d (%s) goes outside %s or is misaligned", w->config, e,
                   w->shared ? "shared" : "global", w->array);
     w->bad = 0;
+    if (strstr(d->name, "staged C") || strstr(d->name, "stage C"))
+        w->staged++;
     w->shared = d->shared;
     w->width = d->width;
     snprintf(w->array, sizeof w->array, "%s", d->array);
@@ -173,8 +176,9 @@ static void walk_request(void *ud, int e, int it, int warp, const long long *add
     }
 }
 
-/* Calls accesses(cfg, shape) and checks every address it lists. */
-static void check_accesses(kg_context *ctx, const char *config, int m, int n, int k)
+/* Calls accesses(cfg, shape) and checks every address it lists; ldc as given where > 0 (C's rows then as
+ * the caller makes them), else padded like lda and ldb. */
+static void check_accesses_ldc(kg_context *ctx, const char *config, int m, int n, int k, int ldc)
 {
     char err[1024];
     kg_source *src;
@@ -188,7 +192,7 @@ static void check_accesses(kg_context *ctx, const char *config, int m, int n, in
     /* leading dimensions padded to the next multiple of 4 (vector copies stay aligned) */
     w.lda = ((w.at ? m : k) + 4) / 4 * 4;
     w.ldb = ((w.bt ? k : n) + 4) / 4 * 4;
-    w.ldc = (n + 4) / 4 * 4;
+    w.ldc = ldc > 0 ? ldc : (n + 4) / 4 * 4;
     kgi_access_walk walk_of = {m, n, k, w.lda, w.ldb, w.ldc, threads, 32, &w, walk_begin, walk_entry, walk_request};
     int missing;
     kg_status st = kgi_host_accesses(ctx->host, "matmul_warp", config, &walk_of, &missing, err, sizeof err);
@@ -196,6 +200,14 @@ static void check_accesses(kg_context *ctx, const char *config, int m, int n, in
     CHECK_MSG(!w.bad, "%s: accesses() entry %d (%s) goes outside %s or is misaligned", config, w.entries,
               w.shared ? "shared" : "global", w.array);
     CHECK_MSG(w.entries >= 6 && w.touched > 0, "%s: accesses() listed %d entries", config, w.entries);
+    int staged = strstr(config, "cst=1") && w.ldc % 4 != 0;
+    CHECK_MSG(w.staged == (staged ? 2 : 0), "%s (ldc %d): %d staged entries listed, %d expected", config, w.ldc,
+              w.staged, staged ? 2 : 0);
+}
+
+static void check_accesses(kg_context *ctx, const char *config, int m, int n, int k)
+{
+    check_accesses_ldc(ctx, config, m, n, k, 0);
 }
 
 /* What the launcher is told to refuse follows which copies read global memory in vectors: a transposing copy
@@ -376,9 +388,12 @@ int main(void)
     check_accesses(ctx, "bm=64 bn=64 bk=16 wm=32 wn=32 vec=1 stages=3 splitk=3 layout=nt", 65, 33, 70);
     check_accesses(ctx, "bm=96 bn=64 bk=12 wm=48 wn=32 tm=3 tn=2 ln=16 vec=2 pad=1 stages=1 layout=tn", 100, 70,
                    30);
-    /* cst=1 at an odd N: C's rows are not vectors, so the staged store is what the kernel runs */
-    check_accesses(ctx, "bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 cst=1", 131, 253, 100);
-    check_accesses(ctx, "bm=128 bn=16 bk=8 wm=32 wn=16 tm=4 tn=4 ln=4 stages=1 vec=1 cst=1 layout=tt", 129, 7, 36);
+    /* cst=1 with ldc = N odd: C's rows are not vectors, so the staged store is what the kernel runs */
+    check_accesses_ldc(ctx, "bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 cst=1", 131, 253, 100, 253);
+    check_accesses_ldc(ctx, "bm=128 bn=16 bk=8 wm=32 wn=16 tm=4 tn=4 ln=4 stages=1 vec=1 cst=1 layout=tt", 129, 7, 36,
+                       7);
+    check_accesses_ldc(ctx, "bm=128 bn=128 bk=8 wm=64 wn=64 stages=2 vec=1 sk=1 red=4 cst=1 layout=tn", 257, 131, 64,
+                       131);
     kg_context_close(ctx);
     TEST_DONE();
 }

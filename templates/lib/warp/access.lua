@@ -123,38 +123,40 @@ function M.list(cfg, d, shape)
   local realign = atomic and d.cv == 4 and cfg.vec < 4 and cv == 1
   if cfg.cst == 1 and not atomic and cv == 1 then
     -- cst = 1 (store.lua's staged): each warp's tile through its rows of
-    -- shared memory, then C row by row, 32 lanes on consecutive floats
-    local stride, wm, wn = d.cst_stride, cfg.wm, cfg.wn
+    -- shared memory, pass_m rows at a time, then C row by row, 32 lanes on
+    -- consecutive floats
+    local stride, wn, prow = d.cst_stride, cfg.wn, d.pass_m
+    local per_pass = prow * wn // 32
     list[#list + 1] = {
       name = "stage C tile in shared memory", space = "shared", op = "store", array = "smem", width = 16,
       iters = d.rows * d.cols // 4,
       addr = function(tid, it)
         local warp, lane = tid // 32, tid % 32
         local i, j = it // (d.cols // 4), (it % (d.cols // 4)) * 4
-        local sr = (lane // cfg.ln) * cfg.tm + (i // cfg.tm) * d.pass_m + i % cfg.tm
+        local sr = (lane // cfg.ln) * cfg.tm + i % cfg.tm
         local sc = (lane % cfg.ln) * cfg.tn + (j // cfg.tn) * d.pass_n + j % cfg.tn
-        return warp * wm * stride + sr * stride + sc
+        return warp * prow * stride + sr * stride + sc
       end,
     }
     local function at(tid, t)
       local warp, lane = tid // 32, tid % 32
-      local f = lane + 32 * t
-      return warp, f // wn, f % wn
+      local f = lane + 32 * (t % per_pass)
+      return warp, t // per_pass, f // wn, f % wn
     end
     list[#list + 1] = {
-      name = "read staged C tile", space = "shared", op = "load", array = "smem", width = 4, iters = wm * wn // 32,
+      name = "read staged C tile", space = "shared", op = "load", array = "smem", width = 4, iters = d.sub_m * per_pass,
       addr = function(tid, t)
-        local warp, rr, cc = at(tid, t)
-        return warp * wm * stride + rr * stride + cc
+        local warp, _, rr, cc = at(tid, t)
+        return warp * prow * stride + rr * stride + cc
       end,
     }
     for _, kind in ipairs({ "load", "store" }) do
       list[#list + 1] = {
         name = kind == "load" and "load C (beta != 0)" or "store C", space = "global", op = kind, array = "C",
-        width = 4, iters = wm * wn // 32,
+        width = 4, iters = d.sub_m * per_pass,
         addr = function(tid, t)
-          local warp, rr, cc = at(tid, t)
-          local r, c = (warp // d.warps_n) * wm + rr, (warp % d.warps_n) * wn + cc
+          local warp, pass, rr, cc = at(tid, t)
+          local r, c = (warp // d.warps_n) * cfg.wm + pass * prow + rr, (warp % d.warps_n) * wn + cc
           if r >= shape.M or c >= shape.N then return nil end
           return r * shape.ldc + c
         end,

@@ -39,8 +39,8 @@ function M.emit(w, T, cfg, d, meta)
   w:comment(string.format("  shared memory       %d bytes %s: %d buffers of %d floats",
     d.smem, d.dynamic and "dynamic" or "static", d.nbuf, d.stage_floats))
   if cfg.cst == 1 then
-    w:comment(string.format("  C staged (cst=1)    where C's rows are not 16-byte vectors: each warp's %d x %d tile through rows of %d floats",
-      cfg.wm, cfg.wn, d.cst_stride))
+    w:comment(string.format("  C staged (cst=1)    where C's rows are not 16-byte vectors: each warp's %d x %d tile, %d rows at a time, through rows of %d floats",
+      cfg.wm, cfg.wn, d.pass_m, d.cst_stride))
   end
   w:comment(string.format("  pipeline            %s", d.async
     and string.format("cp.async ring of %d stages (copy of tile t+%d overlaps tile t)", cfg.stages, cfg.stages - 1)

@@ -126,12 +126,12 @@ function M.derive(cfg)
   d.pv = M.vwidth(d.cols)
   d.park_floats = (cfg.wk - 1) * cfg.bm * cfg.bn
   d.smem = math.max(d.smem, 4 * d.park_floats)
-  -- cst = 1: each warp stages its wm x wn accumulators in shared memory
-  -- (rows of cst_stride floats) to store C's rows that are not 16-byte
-  -- vectors with consecutive addresses (lib/warp/store.lua's staged)
+  -- cst = 1: each warp stages its accumulators in shared memory, pass_m
+  -- rows of cst_stride floats at a time, to store C's rows that are not
+  -- 16-byte vectors with consecutive addresses (lib/warp/store.lua's staged)
   if cfg.cst == 1 then
     d.cst_stride = M.staging_stride(cfg, d)
-    d.smem = math.max(d.smem, 4 * d.tile_warps * cfg.wm * d.cst_stride)
+    d.smem = math.max(d.smem, 4 * d.tile_warps * d.pass_m * d.cst_stride)
   end
   d.dynamic = d.smem > M.STATIC_SMEM_LIMIT
   d.loads_a, d.loads_b = cfg.bm * cfg.bk, cfg.bk * cfg.bn

@@ -102,39 +102,46 @@ end
 -- otherwise go out as tn single stores, each spread over the warp's row
 -- segment (ln lanes tn floats apart), so every 32-byte sector of C is
 -- written tn times (docs/performance.md row 109: at a short K that cost
--- a 64 x 64 kernel up to 2-3x its time). Here each warp writes its wm x wn
--- accumulators to its own rows of shared memory (d.cst_stride floats
--- apart, 16-byte writes) and stores them back row by row, the warp's 32
--- lanes on 32 consecutive floats of C. The K loop's buffers are free once
+-- a 64 x 64 kernel up to 2-3x its time). Here each warp writes its
+-- accumulators, one sub-tile row of pass_m x wn at a time, to its own rows
+-- of shared memory (d.cst_stride floats apart, 16-byte writes) and stores
+-- them back row by row, the warp's 32 lanes on 32 consecutive floats of C. The K loop's buffers are free once
 -- every warp has passed the barrier (and, with cp.async, every copy has
 -- landed); stream-K's next tile starts with a barrier of its own.
 local function staged(w, cfg, d)
-  local stride, wm, wn = d.cst_stride, cfg.wm, cfg.wn
+  local stride, wn, rows = d.cst_stride, cfg.wn, d.pass_m
   if d.async or cfg.ba == 1 then
     w:linec("asm volatile(\"cp.async.wait_group 0;\\n\" ::);", "no copy still lands in shared memory")
   end
   w:linec("__syncthreads();", "every warp is done with the K loop's buffers")
-  w:line("float* stg = smem + warp * %d;", wm * stride)
+  w:line("float* stg = smem + warp * %d;", rows * stride)
+  w:line("const int wr0 = row0 + (warp / %d) * %d, wc0 = col0 + (warp %% %d) * %d;", d.warps_n, cfg.wm, d.warps_n, wn)
+  w:comment(string.format("%d pass%s of %d rows: the lanes' patches of one sub-tile row each", d.sub_m,
+    d.sub_m > 1 and "es" or "", rows))
   w:line("#pragma unroll")
-  w:open("for (int i = 0; i < %d; ++i)", d.rows)
-  w:line("const int sr = (lane / %d) * %d + (i / %d) * %d + i %% %d;", cfg.ln, cfg.tm, cfg.tm, d.pass_m, cfg.tm)
+  w:open("for (int p = 0; p < %d; ++p)", d.sub_m)
+  w:line("#pragma unroll")
+  w:open("for (int i = 0; i < %d; ++i)", cfg.tm)
+  w:line("const int sr = (lane / %d) * %d + i;", cfg.ln, cfg.tm)
   w:line("#pragma unroll")
   w:open("for (int j = 0; j < %d; j += 4)", d.cols)
   w:line("const int sc = (lane %% %d) * %d + (j / %d) * %d + j %% %d;", cfg.ln, cfg.tn, cfg.tn, d.pass_n, cfg.tn)
-  w:line("*reinterpret_cast<float4*>(&stg[sr * %d + sc]) = make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);", stride)
+  w:line("const int a = p * %d + i;", cfg.tm)
+  w:line("*reinterpret_cast<float4*>(&stg[sr * %d + sc]) = make_float4(acc[a][j], acc[a][j + 1], acc[a][j + 2], acc[a][j + 3]);", stride)
   w:close()
   w:close()
-  w:linec("__syncwarp();", "the warp's tile is in shared memory")
-  w:line("const int wr0 = row0 + (warp / %d) * %d, wc0 = col0 + (warp %% %d) * %d;", d.warps_n, wm, d.warps_n, wn)
-  w:linec("#pragma unroll 1", "the accumulators are in shared memory now: a rolled loop keeps registers free")
-  w:open("for (int t = 0; t < %d; ++t)", wm * wn // 32)
+  w:linec("__syncwarp();", "the pass's rows are in shared memory")
+  w:linec("#pragma unroll 1", "a rolled loop keeps registers for the accumulators still to store")
+  w:open("for (int t = 0; t < %d; ++t)", rows * wn // 32)
   w:line("const int rr = (lane + t * 32) / %d, cc = (lane + t * 32) %% %d;", wn, wn)
-  w:line("const int r = wr0 + rr, c = wc0 + cc;")
+  w:line("const int r = wr0 + p * %d + rr, c = wc0 + cc;", rows)
   if cfg.bounds == 1 then w:open("if (r < M && c < N)") else w:open("") end
   w:line("float* dst = C + (size_t)r * ldc + c;")
   w:line("const float x = stg[rr * %d + cc];", stride)
   w:line("*dst = beta == 0.0f ? alpha * x : alpha * x + beta * *dst;")
   w:close()
+  w:close()
+  w:linec("__syncwarp();", "the pass's rows are stored: the next may overwrite them")
   w:close()
 end
 
