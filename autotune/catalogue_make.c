@@ -446,15 +446,17 @@ static kg_status find_kernels(const collect *c, const kgi_catalogue *k, const ch
     return KG_OK;
 }
 
-/* The measured kernel of each line of `add` after pick[0..*n), appended in its order (--add). */
-static kg_status find_added(const collect *c, const kgi_config_list *add, const char *path, int *pick, int *n,
-                            char *err, size_t errlen)
+/* The measured kernel of each line of `add` after pick[0..*n), appended in its order (--add). A line is matched
+ * in the template's canonical form (every parameter, in the template's order; the layout left out), as the tuner
+ * wrote the export's rows: a list may give the parameters in any order and leave defaults out. */
+static kg_status find_added(const collect *c, kgi_host *h, const kgi_config_list *add, const char *path, int *pick,
+                            int *n, char *err, size_t errlen)
 {
     for (int a = 0; a < add->n; a++) {
         const kgi_config_entry *e = &add->e[a];
-        kgi_config cfg;
-        char text[sizeof ((kgi_cat_kernel *)0)->config], why[256] = "its configuration is too long";
-        if (kgi_config_parse(&cfg, e->config, why, sizeof why) != 0 || kgi_config_format(&cfg, text, sizeof text) != 0) {
+        char canon[sizeof ((kgi_cat_kernel *)0)->config + 16], text[sizeof ((kgi_cat_kernel *)0)->config], why[256];
+        if (kgi_host_check(h, e->tmpl, e->config, NULL, canon, sizeof canon, why, sizeof why) != KG_OK ||
+            kgi_cat_strip_layout(canon, text, sizeof text, why, sizeof why) != 0) {
             snprintf(err, errlen, "%s:%d: %s", path, e->line, why);
             return KG_ERR_CONFIG;
         }
@@ -683,7 +685,7 @@ kg_status kgi_catalogue_make(const char *const *exports, const size_t *lens, int
         if ((st = find_kernels(&c, o->keep, o->keep_path, pick, err, errlen)) != KG_OK)
             goto done;
         n = o->keep->nkernels;
-        if (o->add && (st = find_added(&c, o->add, o->add_path, pick, &n, err, errlen)) != KG_OK)
+        if (o->add && (st = find_added(&c, h, o->add, o->add_path, pick, &n, err, errlen)) != KG_OK)
             goto done;
         if (o->add && o->add_best > 0 &&
             (st = choose_added(c.np, t, pred, o, pick, o->keep->nkernels, &n, rep)) != KG_OK) {

@@ -171,6 +171,18 @@ check "--add: the same times" test "$(grep '^time ' "$tmp/added.txt")" = "$(grep
 check "--add: the header names both lists" \
     grep -q "the 2 kernels of $tmp/first2.txt and the 1 of $tmp/third.cfg, measured again" "$tmp/added.txt"
 check "--add: the report says so" grep -q "the 2 of $tmp/first2.txt kept, and those of $tmp/third.cfg" "$tmp/a.err"
+# a list line is matched in the template's canonical form: its parameters in another order match the export
+# shellcheck disable=SC2016 # an awk program: its $i are awk's fields
+awk '{ printf "%s", $1; for (i = NF; i >= 2; i--) printf " %s", $i; print "" }' "$tmp/third.cfg" >"$tmp/third-rev.cfg"
+check "--add: a line in another order is another text" sh -c "! cmp -s '$tmp/third.cfg' '$tmp/third-rev.cfg'"
+"$KGEN" catalogue make "$DATA" --kernels "$tmp/first2.txt" --add "$tmp/third-rev.cfg" --date 2026-11-23 \
+    -o "$tmp/added-rev.txt" 2>"$tmp/a.err"
+check "--add: parameters in another order: exits 0" test $? = 0
+check "--add: parameters in another order: the same kernels" \
+    test "$(cut_kernels "$tmp/added-rev.txt")" = "$(cut_kernels "$tmp/cat.txt")"
+printf 'matmul bm=16 nosuch=1\n' >"$tmp/badparam.cfg"
+expect 2 "badparam.cfg:1: .*nosuch" catalogue make "$DATA" --kernels "$tmp/first2.txt" --add "$tmp/badparam.cfg" \
+    --date 2026-11-23 -o "$tmp/x.txt"
 expect 2 "--add appends kernels to those of --kernels" catalogue make "$DATA" --add "$tmp/third.cfg" \
     --date 2026-11-23 -o "$tmp/x.txt"
 expect 2 "third.cfg:1: .* is kernel 3 already" catalogue make "$DATA" --kernels "$tmp/cat.txt" \
