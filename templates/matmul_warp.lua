@@ -278,7 +278,7 @@ function T.check(cfg, limits)
       cfg.tn, limits.name)
   end
   if cfg.cst == 1 and (cfg.splitk > 1 or cfg.wk > 1 or cfg.tn % 4 ~= 0) then
-    return fail("cst=1 stages the store of whole tiles of C (16-byte stores where C's rows allow them): it needs splitk=1, wk=1 and tn %% 4 == 0 (splitk=%d, wk=%d, tn=%d)",
+    return fail("cst=1 stores C's rows that are not 16-byte vectors through shared memory, a warp's sub-tile row at a time: it needs splitk=1, wk=1 and tn %% 4 == 0 (splitk=%d, wk=%d, tn=%d)",
       cfg.splitk, cfg.wk, cfg.tn)
   end
   local d = derive(cfg)

@@ -179,8 +179,8 @@ static const struct { const char *config; const char *layouts; } rr_configs[] = 
     /* skw=1: the shared tiles' pieces through the workspace instead */
     {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=2 vec=1 cc=1 sk=1 red=4 skw=1", "nn nt tn tt"},
     {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=1 vec=4 sk=2 red=4 xb=1 skw=1", "nt"},
-    /* cst=1: whole tiles stored through shared memory (cp.async ring, register prefetch, stream-K's whole
-     * tiles, 16-wide warp tiles: two rows per store) */
+    /* cst=1: C's rows stored through shared memory, a warp's sub-tile row at a time (cp.async ring, register
+     * prefetch, stream-K's whole tiles, 16-wide warp tiles: two rows per store) */
     {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 cst=1", "nn nt tn tt"},
     {"bm=32 bn=64 bk=8 wm=16 wn=32 stages=3 vec=1 cc=1 pred=1 cst=1", "nn tt"},
     {"bm=64 bn=64 bk=16 wm=32 wn=32 stages=1 vec=1 xb=1 cst=1", "nt tn"},
