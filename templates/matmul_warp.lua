@@ -66,7 +66,9 @@
 -- into C (there red = 4 would add one float at a time). xb = 1 (register
 -- path) loads the next tile's first fragments right after the barrier, behind the current
 -- tile's last step of FFMAs. cc = 1 makes single-float copies
--- share one source pointer per line (lib/warp/copy.lua). raster > 1 walks the blocks in groups of `raster`
+-- share one source pointer per line (lib/warp/copy.lua); walk = 1, 2 then
+-- advance those pointers by bk a tile in the K loop instead of rebuilding
+-- each copy's address from k. raster > 1 walks the blocks in groups of `raster`
 -- block rows, so that the blocks running together share tiles of A and B in
 -- L2. minb > 1 caps the registers (__launch_bounds__' second argument) so
 -- that minb blocks fit an SM.
@@ -151,6 +153,8 @@ T.params = {
     doc = "stream-K with red=4: 1 gives the kernel a variant that the runtime launches where C's rows are not whole 16-byte vectors (ldc or the pointer): the shared tiles' pieces add into a zeroed workspace in 16-byte reductions and a post kernel adds it into C, instead of one float at a time into C" },
   { name = "cst", type = "int", default = 0, values = { 0, 1 }, omit_default = true,
     doc = "1: where C's rows are not whole 16-byte vectors (ldc or the pointer), the store of C (C = alpha * acc + beta * C) goes through shared memory after the K loop, so that each warp's stores cover consecutive floats of a row; 0: each lane stores its run of tn floats one float at a time" },
+  { name = "walk", type = "int", default = 0, values = { 0, 1, 2 }, omit_default = true,
+    doc = "cp.async single-float copies with cc=1: 1 the K loop's source pointers advance by bk each tile instead of being rebuilt from k; 2 as 1, and a copy that reads nothing keeps its pointer (cp.async reads no byte of it) instead of the operand's base" },
   { name = "minb", type = "int", default = 1, values = { 1, 2, 3, 4 },
     doc = "blocks per SM the registers must allow (__launch_bounds__' second argument; 1: no cap)" },
   { name = "bounds", type = "int", default = 1, values = { 0, 1 },
@@ -164,6 +168,10 @@ T.params = {
 -- ln = 8, wk = 1, mid = 0 (on an H200 at = 0, pad = 0, warp groups along K
 -- and mid-loop copies lost every measured comparison, and the other patch
 -- and lane shapes tied or lost: docs/performance.md); --space puts them back.
+-- walk (left out: 0) made the 64 x 64 single-float kernel 2-3 % faster on
+-- geometric mean at nine shapes (up to 15 % in tn), but the 128 x 128 and 256 x 64
+-- ones 0.5-3.5 % slower (H200, docs/performance.md row 112): the analytic
+-- model has no term that tells them apart, so it would only add tied twins.
 T.space = {
   bm = { 64, 128, 256 },
   bn = { 64, 128, 256 },
@@ -321,6 +329,10 @@ function T.check(cfg, limits)
   if cfg.cc == 1 and not (copy.compact(cfg, d, d.A) or copy.compact(cfg, d, d.B)) then
     return fail("cc=1 changes nothing here: no operand is copied as single floats through cp.async in a pattern that shares pointers (stages=%d, vec=%d); use cc=0",
       cfg.stages, cfg.vec)
+  end
+  if cfg.walk > 0 and not (d.async and cfg.cc == 1 and (copy.compact(cfg, d, d.A) or copy.compact(cfg, d, d.B))) then
+    return fail("walk=%d advances the shared source pointers of single-float cp.async copies (cc=1, stages >= 2): there are none here (cc=%d, stages=%d, vec=%d); use walk=0",
+      cfg.walk, cfg.cc, cfg.stages, cfg.vec)
   end
   return true
 end

@@ -8,7 +8,7 @@
  * rasterization, split-K with its beta kernel and scalar or vector
  * atomic additions or a cluster's sum through distributed shared memory
  * (cl=1), compact single-float copies (cc=1), the register cap, bound
- * checks on and off, tiles 16 wide) runs in two layouts on every shape of the suite --
+ * checks on and off, tiles 16 wide, walking copy pointers) runs in two layouts on every shape of the suite --
  * 1x1x1, M=1, N=1, K=1, primes, tile sizes plus and minus one, K longer
  * than a split-K slice count, and aligned shapes for the vector copies --
  * with alpha = 1.25, beta = -0.5 (C random) and again with alpha = -0.75,
@@ -58,6 +58,11 @@ static const char *const configs[] = {
     "bm=32 bn=64 bk=4 wm=32 wn=64 tm=1 tn=2 ln=32 stages=3 vec=4 pad=8",
     "bm=64 bn=64 bk=16 wm=32 wn=32 stages=2 bounds=0",
     "bm=64 bn=64 bk=16 wm=32 wn=32 stages=1 bounds=0 at=0 vec=2",
+    /* walk=1, 2: the K loop's source pointers advance by bk a tile (split-K: from each slice's first) */
+    "bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 walk=2",
+    "bm=32 bn=64 bk=8 wm=16 wn=32 stages=4 vec=1 cc=1 pred=1 walk=1",
+    "bm=64 bn=128 bk=16 wm=32 wn=64 stages=2 vec=1 cc=1 splitk=3 walk=2",
+    "bm=64 bn=64 bk=16 wm=32 wn=32 stages=3 vec=1 cc=1 mid=1 bounds=0 walk=2",
     "bm=64 bn=64 bk=16 wm=32 wn=32 stages=3 vec=1 sk=1 red=4 cc=1",
     "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=1 cc=1 raster=8",
     "bm=128 bn=128 bk=16 wm=64 wn=32 stages=2 vec=4 cc=1 splitk=3 red=4",
@@ -145,6 +150,8 @@ static const char *const sk_configs[] = {
     "bm=128 bn=256 bk=16 wm=64 wn=64 stages=3 raster=8 vec=1 sk=1 red=4 cc=1 skw=1",
     "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=1 cc=1 pred=1 raster=8 sk=2 red=4 skw=1",
     "bm=64 bn=64 bk=8 wm=32 wn=32 stages=2 vec=2 sk=1 red=4 minb=2 skw=1",
+    /* walk=2: each worker's walking pointers start at its piece's first tile */
+    "bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 sk=1 red=4 walk=2",
     /* tiles 16 wide */
     "bm=16 bn=128 bk=8 wm=16 wn=32 tm=2 tn=4 ln=8 stages=1 vec=1 pred=1 sk=1 red=4",
     "bm=128 bn=16 bk=8 wm=32 wn=16 tm=4 tn=4 ln=4 stages=1 vec=4 sk=1 red=4",
@@ -186,6 +193,8 @@ static const struct { const char *config; const char *layouts; } rr_configs[] = 
     {"bm=64 bn=64 bk=16 wm=32 wn=32 stages=1 vec=1 xb=1 cst=1", "nt tn"},
     {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=2 vec=1 sk=1 red=4 cst=1", "nn tt"},
     {"bm=128 bn=16 bk=8 wm=32 wn=16 tm=4 tn=4 ln=4 stages=1 vec=4 pack=1 cst=1", "nt"},
+    /* walk=2 with cst=1 (catalogue kernel 52's kind) */
+    {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 cst=1 walk=2", "nn nt tn tt"},
 };
 
 /* split-K with its beta pass overlapped, in the default layout (test_overlap) */

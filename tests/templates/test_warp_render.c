@@ -76,6 +76,12 @@ static const struct {
     {"bm=128 bn=16 bk=8 wm=32 wn=16 tm=4 tn=4 ln=4 stages=1 vec=4 pack=1 cst=1", 128, 0},
     {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=1 vec=4 sk=2 red=4 xb=1 minb=2 cst=1 layout=nt", 255, 0},
     {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=2 vec=1 sk=1 red=4 cst=1 layout=tn", 255, 1},
+    /* walk=1, 2: the K loop's shared source pointers advance by bk a tile (transposing lines in nt, a
+     * contiguous M and N in tn; split-K's and stream-K's slices start them at their first tile) */
+    {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 walk=2 layout=nt", 128, 0},
+    {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 cst=1 walk=2 layout=tn", 128, 0},
+    {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=2 vec=1 cc=1 pred=1 sk=1 red=4 walk=1 layout=nn", 255, 0},
+    {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=4 vec=1 cc=1 mid=1 splitk=3 walk=2 layout=tt", 0, 0},
     /* xb=1: the next tile's first fragments loaded across the barrier */
     {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=1 splitk=4 red=4 xb=1", 255, 0},
     {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8 xb=1 pack=1 layout=tn", 255, 0},
@@ -125,6 +131,10 @@ static const struct {
     {"cst=1 wk=2", "cst=1"},
     {"cst=1 tn=2 wn=32 wm=32", "cst=1"},
     {"cst=2", "cst"},
+    {"walk=1", "walk=1"},
+    {"walk=2 vec=1 cc=0", "walk=2"},
+    {"walk=1 vec=1 cc=1 stages=1", "cc=1"},
+    {"walk=3", "walk"},
 };
 
 /* What check_accesses knows while the host walks the addresses. */

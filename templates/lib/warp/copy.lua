@@ -14,7 +14,9 @@
 -- test is one that always holds; past K (only the
 -- tile copied with kcheck) the shared tile gets zeros, so that it adds
 -- nothing. A source whose copy reads nothing is the operand's base pointer,
--- always a valid address.
+-- always a valid address -- except in the K loop with walk = 2, where such a
+-- copy keeps its walking pointer, which may lie past the operand: cp.async
+-- with a source size of 0 reads no byte of it (compute-sanitizer agrees).
 
 local emit = require "lib.emit"
 local plan = require "lib.warp.plan"
@@ -225,8 +227,50 @@ local function walk_to(w, op, at, dl)
   return dl
 end
 
--- Compact copies (M.compact) of the tile at k0 into `buf`.
-local function emit_async_compact(w, cfg, d, op, buf, kcheck, offs, gate)
+-- walk >= 1 (the K loop's compact copies): the source pointers that advance
+-- by bk each tile -- one per distinct line of a transposing copy, or the
+-- walking pointer's start along a contiguous M or N -- as {name, init, step}.
+local function walkers(cfg, op, offs, k0)
+  local list = {}
+  if op.gcont then
+    list[1] = { name = op.p .. "_wp", init = string.format("%s_src + (size_t)(%s) * %s", op.p, k0, op.ld),
+      step = string.format("(size_t)%d * %s", cfg.bk, op.ld) }
+    return list
+  end
+  local seen = {}
+  for i = 1, op.per_thread do
+    local dl = offs[i].dl
+    if not seen[dl] then
+      seen[dl] = true
+      list[#list + 1] = { name = string.format("%s_w%d", op.p, dl),
+        init = string.format("%s_row%d + %s", op.p, dl, k0), step = tostring(cfg.bk) }
+    end
+  end
+  return list
+end
+
+-- walk >= 1: declares the walking pointers of the K loop's copies, whose
+-- first tile is at k0 (an expression); nothing for other copies.
+function M.emit_walk_setup(w, cfg, d, op, k0)
+  local offs = M.compact(cfg, d, op)
+  if cfg.walk == 0 or not offs then return end
+  for _, v in ipairs(walkers(cfg, op, offs, k0)) do
+    w:line("const float* %s = %s;", v.name, v.init)
+  end
+end
+
+-- walk >= 1: the walking pointers move on to the next tile.
+function M.emit_walk_step(w, cfg, d, op)
+  local offs = M.compact(cfg, d, op)
+  if cfg.walk == 0 or not offs then return end
+  for _, v in ipairs(walkers(cfg, op, offs, "0")) do
+    w:line("%s += %s;", v.name, v.step)
+  end
+end
+
+-- Compact copies (M.compact) of the tile at k0 into `buf` (walk: through
+-- the walking pointers, which are at k0).
+local function emit_async_compact(w, cfg, d, op, buf, kcheck, offs, gate, walk)
   -- gcont: the source walks down the lines: `p` is at line dl_at
   local dl_at
   local function one(i, checked_col)
@@ -238,6 +282,8 @@ local function emit_async_compact(w, cfg, d, op, buf, kcheck, offs, gate)
       src = e.dc == 0 and "p" or string.format("p + %d", e.dc)
       if checked_col then conds[#conds + 1] = string.format("%d < %s_in", e.dc, op.p) end
       if kcheck then conds[#conds + 1] = string.format("k0 + %s_l%d < K", op.p, i) end
+    elseif walk then
+      src = e.dc == 0 and string.format("%s_w%d", op.p, e.dl) or string.format("%s_w%d + %d", op.p, e.dl, e.dc)
     else
       src = string.format("%s_row%d + %s", op.p, e.dl, e.dc == 0 and "k0" or emit.add("k0", e.dc))
       if kcheck then conds[#conds + 1] = string.format("k0 + %s_c%d < K", op.p, i) end
@@ -246,6 +292,8 @@ local function emit_async_compact(w, cfg, d, op, buf, kcheck, offs, gate)
     local guarded = open_guard(w, d, op, i)
     if #conds == 0 then
       w:line("kgen_cp_async4(%s, %s, 4);", dst, src)
+    elseif walk and cfg.walk == 2 then
+      w:line("kgen_cp_async4(%s, %s, (%s) ? 4 : 0);", dst, src, table.concat(conds, " && "))
     else
       local c = table.concat(conds, " && ")
       w:line("kgen_cp_async4(%s, (%s) ? %s : %s, (%s) ? 4 : 0);", dst, c, src, op.ptr, c)
@@ -254,7 +302,8 @@ local function emit_async_compact(w, cfg, d, op, buf, kcheck, offs, gate)
   end
   local function all(checked_col)
     if op.gcont then
-      w:line("const float* p = %s_src + (size_t)k0 * %s;", op.p, op.ld)
+      if walk then w:line("const float* p = %s_wp;", op.p)
+      else w:line("const float* p = %s_src + (size_t)k0 * %s;", op.p, op.ld) end
       dl_at = 0
     end
     for i = 0, op.per_thread - 1 do one(i, checked_col) end
@@ -271,9 +320,11 @@ end
 -- The copy of one operand tile (at k0) with cp.async into buffer `buf`.
 -- `gate`, when given, is a C condition: where it is false the copies read
 -- nothing and zero-fill (a predicate instead of a branch around them).
-function M.emit_async(w, cfg, d, op, buf, kcheck, gate)
+-- `walk`: the K loop's copies, which read through the walking pointers
+-- where walk >= 1 declared them (M.emit_walk_setup).
+function M.emit_async(w, cfg, d, op, buf, kcheck, gate, walk)
   local offs = M.compact(cfg, d, op)
-  if offs then return emit_async_compact(w, cfg, d, op, buf, kcheck, offs, gate) end
+  if offs then return emit_async_compact(w, cfg, d, op, buf, kcheck, offs, gate, walk and cfg.walk > 0) end
   for i = 0, op.per_thread - 1 do
     local guarded = open_guard(w, d, op, i)
     local all = valid_expr(cfg, op, i, kcheck)

@@ -25,13 +25,17 @@ function M.emit(w, cfg, d)
     return off == "0" and "smem" or string.format("smem + %s", off),
       string.format("smem + %s", emit.add(off, B.base))
   end
-  local function issue(stage, k0, kcheck, gate)
+  local function issue(stage, k0, kcheck, gate, walk)
     local as, bs = bufs(stage)
     w:line("const int k0 = %s;", k0)
     w:line("float* as = %s;", as)
     w:line("float* bs = %s;", bs)
-    copy.emit_async(w, cfg, d, A, "as", kcheck, gate)
-    copy.emit_async(w, cfg, d, B, "bs", kcheck, gate)
+    copy.emit_async(w, cfg, d, A, "as", kcheck, gate, walk)
+    copy.emit_async(w, cfg, d, B, "bs", kcheck, gate, walk)
+    if walk then
+      copy.emit_walk_step(w, cfg, d, A)
+      copy.emit_walk_step(w, cfg, d, B)
+    end
   end
   w:comment(string.format("Prologue: start the copies of the first %d tile%s, one commit group each.",
     cfg.stages - 1, cfg.stages > 2 and "s" or ""))
@@ -46,6 +50,11 @@ function M.emit(w, cfg, d)
     w:close()
     w:linec("kgen_cp_async_commit();", "empty groups keep the count")
   end
+  -- k0 of the tile the loop's trip t copies, and of trip 0's (the walking pointers' start)
+  local ahead = checked and cfg.stages - 2 or cfg.stages - 1
+  local loop_k0 = string.format("(kt0 + t + %d) * %d", ahead, cfg.bk)
+  copy.emit_walk_setup(w, cfg, d, A, string.format("(kt0 + %d) * %d", ahead, cfg.bk))
+  copy.emit_walk_setup(w, cfg, d, B, string.format("(kt0 + %d) * %d", ahead, cfg.bk))
   w:line("int rs = 0, ws = %d;", cfg.stages - 1)
   w:open("for (int t = 0; t < ktiles; ++t)")
   w:linec(string.format("asm volatile(\"cp.async.wait_group %d;\\n\" ::);", cfg.stages - 2), "tile t has landed (this thread's copies)")
@@ -55,8 +64,7 @@ function M.emit(w, cfg, d)
       w:comment("Start the copies of a later tile halfway: its buffer's readers passed the barrier.")
     end
     local gate = open_next(cfg.stages - 1, "past the last tile the copies read nothing (no branch)")
-    issue("ws", checked and string.format("(kt0 + t + %d) * %d", cfg.stages - 2, cfg.bk)
-      or string.format("(kt0 + t + %d) * %d", cfg.stages - 1, cfg.bk), false, gate)
+    issue("ws", loop_k0, false, gate, true)
     w:close()
     w:line("kgen_cp_async_commit();")
     w:line("ws = ws == %d ? 0 : ws + 1;", cfg.stages - 1)
