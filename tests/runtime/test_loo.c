@@ -19,9 +19,11 @@
 #include "runtime/catalogue.h"
 #include "testutil.h"
 
-/* The committed sm_90 catalogue (row 108's file and kernel 50, kernel 41 with cst=1, docs/performance.md row 110):
- * geometric mean 1.0219 against the fastest of its 50, worst 1.669 (tn 31x128x23488); against the fastest of the 51
- * timed 1.0233, where the 49 alone score 1.0270.
+/* The committed sm_90 catalogue (row 110's file and kernels 51-52, the walk=2 twins of kernels 41 and 50,
+ * docs/performance.md row 112): geometric mean 1.0231 against the fastest of its 52, worst 1.669 (tn 31x128x23488);
+ * against the fastest of the 53 timed 1.0244, where row 110's 50 score 1.0255. Row 110's file (row 108's and
+ * kernel 50, kernel 41 with cst=1): 1.0219 against the fastest of its 50, worst 1.669; against the fastest of the
+ * 51 timed 1.0233, where the 49 alone score 1.0270.
  * Row 108's file under the model that weights a tiled kernel's fit toward the shapes nearest
  * the call (runtime/pick.c's NEAR_POWER, docs/performance.md row 108): geometric mean 1.0226, worst 1.669
  * (tn 31x128x23488); under the unweighted fit, as below.
