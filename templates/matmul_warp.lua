@@ -67,8 +67,9 @@
 -- path) loads the next tile's first fragments right after the barrier, behind the current
 -- tile's last step of FFMAs. cc = 1 makes single-float copies
 -- share one source pointer per line (lib/warp/copy.lua); walk = 1, 2 then
--- advance those pointers by bk a tile in the K loop instead of rebuilding
--- each copy's address from k. raster > 1 walks the blocks in groups of `raster`
+-- advance those pointers by a tile of K (bk floats, or bk rows of ld) in the
+-- K loop instead of rebuilding each copy's address from k. raster > 1 walks
+-- the blocks in groups of `raster`
 -- block rows, so that the blocks running together share tiles of A and B in
 -- L2. minb > 1 caps the registers (__launch_bounds__' second argument) so
 -- that minb blocks fit an SM.
@@ -154,7 +155,7 @@ T.params = {
   { name = "cst", type = "int", default = 0, values = { 0, 1 }, omit_default = true,
     doc = "1: where C's rows are not whole 16-byte vectors (ldc or the pointer), the store of C (C = alpha * acc + beta * C) goes through shared memory after the K loop, so that each warp's stores cover consecutive floats of a row; 0: each lane stores its run of tn floats one float at a time" },
   { name = "walk", type = "int", default = 0, values = { 0, 1, 2 }, omit_default = true,
-    doc = "cp.async single-float copies with cc=1: 1 the K loop's source pointers advance by bk each tile instead of being rebuilt from k; 2 as 1, and a copy that reads nothing keeps its pointer (cp.async reads no byte of it) instead of the operand's base" },
+    doc = "cp.async single-float copies with cc=1: 1 the K loop's source pointers advance by a step each tile (bk, or bk * ld along a contiguous M or N) instead of being rebuilt from k; 2 as 1, and a copy that reads nothing keeps its pointer (cp.async reads no byte of it) instead of the operand's base" },
   { name = "minb", type = "int", default = 1, values = { 1, 2, 3, 4 },
     doc = "blocks per SM the registers must allow (__launch_bounds__' second argument; 1: no cap)" },
   { name = "bounds", type = "int", default = 1, values = { 0, 1 },

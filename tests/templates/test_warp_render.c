@@ -133,7 +133,7 @@ static const struct {
     {"cst=2", "cst"},
     {"walk=1", "walk=1"},
     {"walk=2 vec=1 cc=0", "walk=2"},
-    {"walk=1 vec=1 cc=1 stages=1", "cc=1"},
+    {"walk=1 vec=1 stages=1", "walk=1"},
     {"walk=3", "walk"},
 };
 
