@@ -68,7 +68,10 @@
 -- tile's last step of FFMAs. cc = 1 makes single-float copies
 -- share one source pointer per line (lib/warp/copy.lua); walk = 1, 2 then
 -- advance those pointers by a tile of K (bk floats, or bk rows of ld) in the
--- K loop instead of rebuilding each copy's address from k. raster > 1 walks
+-- K loop instead of rebuilding each copy's address from k. spread = 1
+-- (cp.async ring, stages >= 3) issues the next tile's copies a few before
+-- each step of k's fragment reads instead of in one burst after the
+-- barrier (lib/warp/ring.lua). raster > 1 walks
 -- the blocks in groups of `raster`
 -- block rows, so that the blocks running together share tiles of A and B in
 -- L2. minb > 1 caps the registers (__launch_bounds__' second argument) so
@@ -156,6 +159,8 @@ T.params = {
     doc = "1: where C's rows are not whole 16-byte vectors (ldc or the pointer), the store of C (C = alpha * acc + beta * C) goes through shared memory after the K loop, so that each warp's stores cover consecutive floats of a row; 0: each lane stores its run of tn floats one float at a time" },
   { name = "walk", type = "int", default = 0, values = { 0, 1, 2 }, omit_default = true,
     doc = "cp.async single-float copies with cc=1: 1 the K loop's source pointers advance by a step each tile (bk, or bk * ld along a contiguous M or N) instead of being rebuilt from k; 2 as 1, and a copy that reads nothing keeps its pointer (cp.async reads no byte of it) instead of the operand's base" },
+  { name = "spread", type = "int", default = 0, values = { 0, 1 }, omit_default = true,
+    doc = "cp.async ring (stages >= 3, pred=1): 1 issues the next tile's copies a few at a time, before each step of k's fragment reads, instead of all at once after the barrier, so that their address arithmetic and issue interleave with the FFMAs" },
   { name = "minb", type = "int", default = 1, values = { 1, 2, 3, 4 },
     doc = "blocks per SM the registers must allow (__launch_bounds__' second argument; 1: no cap)" },
   { name = "bounds", type = "int", default = 1, values = { 0, 1 },
@@ -308,6 +313,10 @@ function T.check(cfg, limits)
   if cfg.mid == 1 and d.kslice // d.kg < 2 then
     return fail("mid=1 moves the next tile's copies into the middle of the multiplication: it needs at least two fragment steps per tile of K (%d values of k in %d-value steps)",
       d.kslice, d.kg)
+  end
+  if cfg.spread == 1 and (not d.async or cfg.stages < 3 or cfg.pred ~= 1 or cfg.mid ~= 0) then
+    return fail("spread=1 issues the next tiles' cp.async copies across the steps of k: it needs stages >= 3 (the last copies of a trip are waited for a trip later), pred=1 (copies past the last tile predicated, not branched around) and mid=0 (stages=%d, pred=%d, mid=%d)",
+      cfg.stages, cfg.pred, cfg.mid)
   end
   if d.async and limits.sm < 80 then
     return fail("stages=%d uses cp.async, which needs sm_80 or newer (target %s); use stages=1",

@@ -63,6 +63,12 @@ static const char *const configs[] = {
     "bm=32 bn=64 bk=8 wm=16 wn=32 stages=4 vec=1 cc=1 pred=1 walk=1",
     "bm=64 bn=128 bk=16 wm=32 wn=64 stages=2 vec=1 cc=1 splitk=3 walk=2",
     "bm=64 bn=64 bk=16 wm=32 wn=32 stages=3 vec=1 cc=1 mid=1 bounds=0 walk=2",
+    /* spread=1: the next tiles' copies shared out over the steps of k (16-byte copies, split-K
+     * slices, bound checks off, an uneven share with warp groups along K: 10 copies over 12 steps) */
+    "bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 pred=1 walk=2 spread=1",
+    "bm=64 bn=128 bk=16 wm=32 wn=64 stages=4 vec=4 pred=1 splitk=3 spread=1",
+    "bm=64 bn=64 bk=16 wm=32 wn=32 stages=3 vec=1 pred=1 bounds=0 spread=1",
+    "bm=96 bn=64 bk=24 wm=32 wn=32 wk=2 stages=3 vec=1 cc=1 pred=1 spread=1",
     "bm=64 bn=64 bk=16 wm=32 wn=32 stages=3 vec=1 sk=1 red=4 cc=1",
     "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=1 cc=1 raster=8",
     "bm=128 bn=128 bk=16 wm=64 wn=32 stages=2 vec=4 cc=1 splitk=3 red=4",
@@ -152,6 +158,8 @@ static const char *const sk_configs[] = {
     "bm=64 bn=64 bk=8 wm=32 wn=32 stages=2 vec=2 sk=1 red=4 minb=2 skw=1",
     /* walk=2: each worker's walking pointers start at its piece's first tile */
     "bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 sk=1 red=4 walk=2",
+    /* spread=1 with stream-K (a catalogue kernel's kind: the 128 x 128 4-byte one) */
+    "bm=128 bn=128 bk=8 wm=64 wn=64 stages=3 vec=1 cc=1 pred=1 sk=1 red=4 walk=2 spread=1",
     /* tiles 16 wide */
     "bm=16 bn=128 bk=8 wm=16 wn=32 tm=2 tn=4 ln=8 stages=1 vec=1 pred=1 sk=1 red=4",
     "bm=128 bn=16 bk=8 wm=32 wn=16 tm=4 tn=4 ln=4 stages=1 vec=4 sk=1 red=4",
@@ -195,6 +203,10 @@ static const struct { const char *config; const char *layouts; } rr_configs[] = 
     {"bm=128 bn=16 bk=8 wm=32 wn=16 tm=4 tn=4 ln=4 stages=1 vec=4 pack=1 cst=1", "nt"},
     /* walk=2 with cst=1 (catalogue kernel 52's kind) */
     {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 cst=1 walk=2", "nn nt tn tt"},
+    /* spread=1 in every layout (the walking pointer along a contiguous M or N moves down the lines
+     * across the steps of k) */
+    {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 pred=1 cst=1 walk=2 spread=1", "nn nt tn tt"},
+    {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=3 vec=1 cc=1 pred=1 sk=1 red=4 spread=1", "nn nt tn tt"},
 };
 
 /* split-K with its beta pass overlapped, in the default layout (test_overlap) */

@@ -82,6 +82,16 @@ static const struct {
     {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 cst=1 walk=2 layout=tn", 128, 0},
     {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=2 vec=1 cc=1 pred=1 sk=1 red=4 walk=1 layout=nn", 255, 0},
     {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=4 vec=1 cc=1 mid=1 splitk=3 walk=2 layout=tt", 0, 0},
+    /* spread=1: the next tiles' copies a few before each step of k (compact copies with and without
+     * walking pointers in four layouts, 16-byte copies, copies with a remainder, split-K, warp groups) */
+    {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=3 vec=1 cc=1 pred=1 sk=1 red=4 walk=2 spread=1 layout=nn", 255, 0},
+    {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=3 vec=1 cc=1 pred=1 sk=1 red=4 walk=2 spread=1 layout=nt", 255, 0},
+    {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=4 vec=1 cc=1 pred=1 sk=1 red=4 spread=1 layout=tn", 255, 0},
+    {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 pred=1 cst=1 walk=1 spread=1 layout=tt", 128, 0},
+    {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=4 vec=1 pred=1 splitk=3 spread=1 layout=nt", 0, 0},
+    {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=4 pred=1 spread=1", 0, 0},
+    {"bm=96 bn=64 bk=24 wm=32 wn=32 stages=3 vec=1 cc=1 pred=1 walk=2 spread=1 layout=tn", 0, 0},
+    {"bm=64 bn=128 bk=32 wm=32 wn=64 wk=2 stages=3 vec=1 cc=1 pred=1 spread=1 layout=tt", 0, 0},
     /* xb=1: the next tile's first fragments loaded across the barrier */
     {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=1 splitk=4 red=4 xb=1", 255, 0},
     {"bm=128 bn=256 bk=16 wm=64 wn=64 stages=1 raster=8 xb=1 pack=1 layout=tn", 255, 0},
@@ -135,6 +145,11 @@ static const struct {
     {"walk=2 vec=1 cc=0", "walk=2"},
     {"walk=1 vec=1 stages=1", "walk=1"},
     {"walk=3", "walk"},
+    {"spread=1 pred=1", "spread=1"},
+    {"spread=1 stages=3", "spread=1"},
+    {"spread=1 stages=3 pred=1 mid=1", "spread=1"},
+    {"spread=1 stages=1 pred=1", "spread=1"},
+    {"spread=2", "spread"},
 };
 
 /* What check_accesses knows while the host walks the addresses. */

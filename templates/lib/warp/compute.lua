@@ -91,8 +91,11 @@ end
 
 -- `mid`, when given, is emitted halfway through the tile's values of k
 -- (with mid = 1: the next tile's cp.async copies, or the register path's
--- stores of the prefetched tile).
-function M.emit(w, cfg, d, as, bs, mid, xb)
+-- stores of the prefetched tile). `each`, when given, is emitted at the top
+-- of the (unrolled) loop over the steps of k, before the step's fragment
+-- reads, where `kk` is the step's first value of k (spread = 1: the copies
+-- due at that step).
+function M.emit(w, cfg, d, as, bs, mid, xb, each)
   w:comment("Multiply the tiles out of shared memory: outer products of fragments.")
   local function first(op, off) return fragment_origin(cfg, op, off) end
   w:linec(string.format("const float* af = %s + %s;", as, first(d.A, "a_off")),
@@ -117,6 +120,7 @@ function M.emit(w, cfg, d, as, bs, mid, xb)
     w:line("#pragma unroll")
     if d.kg == 1 then w:open("for (int kk = %d; kk < %d; ++kk)", lo, hi)
     else w:open("for (int kk = %d; kk < %d; kk += %d)", lo, hi, d.kg) end
+    if each then each() end
     frags()
     fma()
     w:close()

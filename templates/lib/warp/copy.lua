@@ -217,12 +217,14 @@ local function open_guard(w, d, op, i)
   return false
 end
 
--- Compact copies along a contiguous M or N: the walking pointer `p`, now at
--- line `at`, moves to line `dl`; returns dl.
-local function walk_to(w, op, at, dl)
+-- Compact copies along a contiguous M or N: the walking pointer `p` (or
+-- the name `pn`), now at line `at`, moves to line `dl`; returns dl.
+local function walk_to(w, op, at, dl, pn)
+  pn = pn or "p"
   if dl ~= at then
     local step = dl - at
-    w:line(step == 1 and "p += %s;" or "p += (size_t)%d * %s;", step == 1 and op.ld or step, op.ld)
+    if step == 1 then w:line("%s += %s;", pn, op.ld)
+    else w:line("%s += (size_t)%d * %s;", pn, step, op.ld) end
   end
   return dl
 end
@@ -269,17 +271,19 @@ function M.emit_walk_step(w, cfg, d, op)
 end
 
 -- Compact copies (M.compact) of the tile at k0 into `buf` (walk: through
--- the walking pointers, which are at k0).
-local function emit_async_compact(w, cfg, d, op, buf, kcheck, offs, gate, walk)
-  -- gcont: the source walks down the lines: `p` is at line dl_at
-  local dl_at
-  local function one(i, checked_col)
+-- the walking pointers, which are at k0), as M.async_copies returns them;
+-- `pn` names the pointer that walks down the lines along a contiguous M or N.
+local function async_compact(cfg, d, op, buf, kcheck, offs, gate, walk, pn)
+  -- gcont: the source walks down the lines: `pn` is at line dl_at
+  local dl_at = 0
+  local checked_col = op.gcont and cfg.bounds == 1
+  local function one(w, i)
     local e = offs[i + 1]
     local dst = string.format("%s + %s", buf, emit.add(op.p .. "_dst0", e.ds))
     local src, conds = nil, {}
     if op.gcont then
-      dl_at = walk_to(w, op, dl_at, e.dl)
-      src = e.dc == 0 and "p" or string.format("p + %d", e.dc)
+      dl_at = walk_to(w, op, dl_at, e.dl, pn)
+      src = e.dc == 0 and pn or string.format("%s + %d", pn, e.dc)
       if checked_col then conds[#conds + 1] = string.format("%d < %s_in", e.dc, op.p) end
       if kcheck then conds[#conds + 1] = string.format("k0 + %s_l%d < K", op.p, i) end
     elseif walk then
@@ -300,51 +304,72 @@ local function emit_async_compact(w, cfg, d, op, buf, kcheck, offs, gate, walk)
     end
     if guarded then w:close() end
   end
-  local function all(checked_col)
-    if op.gcont then
-      if walk then w:line("const float* p = %s_wp;", op.p)
-      else w:line("const float* p = %s_src + (size_t)k0 * %s;", op.p, op.ld) end
-      dl_at = 0
+  local r = { copies = {} }
+  if op.gcont then
+    r.head = function(w)
+      if walk then w:line("const float* %s = %s_wp;", pn, op.p)
+      else w:line("const float* %s = %s_src + (size_t)k0 * %s;", pn, op.p, op.ld) end
     end
-    for i = 0, op.per_thread - 1 do one(i, checked_col) end
   end
-  -- No branch on whether the tile lies inside: a branch would keep the
-  -- copies out of the FFMA stream's basic block (measured 12 % slower on
-  -- 128 x 256 tiles); the checks are loop-invariant predicates, shared by
-  -- copies with the same column offset.
-  w:open("")
-  all(op.gcont and cfg.bounds == 1)
-  w:close()
+  for i = 0, op.per_thread - 1 do
+    r.copies[i + 1] = function(w) one(w, i) end
+  end
+  return r
 end
 
--- The copy of one operand tile (at k0) with cp.async into buffer `buf`.
--- `gate`, when given, is a C condition: where it is false the copies read
--- nothing and zero-fill (a predicate instead of a branch around them).
--- `walk`: the K loop's copies, which read through the walking pointers
--- where walk >= 1 declared them (M.emit_walk_setup).
-function M.emit_async(w, cfg, d, op, buf, kcheck, gate, walk)
+-- The copies of one operand tile (at k0) with cp.async into buffer `buf`,
+-- one emitter each, to be emitted in order: { head = emitter or nil (the
+-- declarations the copies share), copies = { emitter, ... } }, where an
+-- emitter is function(w). `gate`, when given, is a C condition: where it is
+-- false the copies read nothing and zero-fill (a predicate instead of a
+-- branch around them). `walk`: the K loop's copies, which read through the
+-- walking pointers where walk >= 1 declared them (M.emit_walk_setup). `pn`:
+-- the name of the pointer compact copies along a contiguous M or N walk
+-- down the lines with (default p).
+function M.async_copies(cfg, d, op, buf, kcheck, gate, walk, pn)
   local offs = M.compact(cfg, d, op)
-  if offs then return emit_async_compact(w, cfg, d, op, buf, kcheck, offs, gate, walk and cfg.walk > 0) end
-  for i = 0, op.per_thread - 1 do
-    local guarded = open_guard(w, d, op, i)
-    local all = valid_expr(cfg, op, i, kcheck)
-    local nv = gated(all, gate)
-    local dst = string.format("%s + %s_dst%d", buf, op.p, i)
-    local src = src_expr(op, i)
-    if all == tostring(op.cvec) then
-      -- nothing outside the matrix: the gate, if any, only sets the size
-      w:line("kgen_cp_async%d(%s, %s, %s);", 4 * op.cvec, dst, src,
-        gate and string.format("%s ? %d : 0", gate, 4 * op.cvec) or tostring(4 * op.cvec))
-    elseif op.cvec == 1 then
-      w:line("kgen_cp_async4(%s, %s ? %s : %s, %s ? 4 : 0);", dst, nv, src, op.ptr, nv)
-    else
-      if not guarded then w:open("") end
-      w:line("const int nv = %s;", nv)
-      w:line("kgen_cp_async%d(%s, nv > 0 ? %s : %s, 4 * nv);", 4 * op.cvec, dst, src, op.ptr)
-      if not guarded then w:close() end
-    end
-    if guarded then w:close() end
+  if offs then
+    return async_compact(cfg, d, op, buf, kcheck, offs, gate, walk and cfg.walk > 0, pn or "p")
   end
+  local r = { copies = {} }
+  for i = 0, op.per_thread - 1 do
+    r.copies[i + 1] = function(w)
+      local guarded = open_guard(w, d, op, i)
+      local all = valid_expr(cfg, op, i, kcheck)
+      local nv = gated(all, gate)
+      local dst = string.format("%s + %s_dst%d", buf, op.p, i)
+      local src = src_expr(op, i)
+      if all == tostring(op.cvec) then
+        -- nothing outside the matrix: the gate, if any, only sets the size
+        w:line("kgen_cp_async%d(%s, %s, %s);", 4 * op.cvec, dst, src,
+          gate and string.format("%s ? %d : 0", gate, 4 * op.cvec) or tostring(4 * op.cvec))
+      elseif op.cvec == 1 then
+        w:line("kgen_cp_async4(%s, %s ? %s : %s, %s ? 4 : 0);", dst, nv, src, op.ptr, nv)
+      else
+        if not guarded then w:open("") end
+        w:line("const int nv = %s;", nv)
+        w:line("kgen_cp_async%d(%s, nv > 0 ? %s : %s, 4 * nv);", 4 * op.cvec, dst, src, op.ptr)
+        if not guarded then w:close() end
+      end
+      if guarded then w:close() end
+    end
+  end
+  return r
+end
+
+-- The copy of one operand tile (at k0) with cp.async into buffer `buf`, all
+-- at once (M.async_copies says what the arguments mean). Compact copies sit
+-- in a block of their own: no branch on whether the tile lies inside (a
+-- branch would keep the copies out of the FFMA stream's basic block,
+-- measured 12 % slower on 128 x 256 tiles); their checks are loop-invariant
+-- predicates, shared by copies with the same column offset.
+function M.emit_async(w, cfg, d, op, buf, kcheck, gate, walk)
+  local r = M.async_copies(cfg, d, op, buf, kcheck, gate, walk)
+  local compact = M.compact(cfg, d, op) ~= nil
+  if compact then w:open("") end
+  if r.head then r.head(w) end
+  for _, c in ipairs(r.copies) do c(w) end
+  if compact then w:close() end
 end
 
 -- Register path, compact copies (direct, along a contiguous M or N): one

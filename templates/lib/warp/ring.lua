@@ -2,8 +2,8 @@
 -- filled by cp.async. The prologue starts the copies of the first
 -- stages - 1 tiles, one commit group each; each trip waits for tile t,
 -- starts the copies of tile t + stages - 1 into the buffer tile t - 1 left
--- (before the multiplication, or halfway through it with mid = 1) and
--- multiplies tile t.
+-- (before the multiplication, halfway through it with mid = 1, or a few
+-- before each step of k with spread = 1) and multiplies tile t.
 
 local emit = require "lib.emit"
 local plan = require "lib.warp.plan"
@@ -69,11 +69,55 @@ function M.emit(w, cfg, d)
     w:line("kgen_cp_async_commit();")
     w:line("ws = ws == %d ? 0 : ws + 1;", cfg.stages - 1)
   end
-  if cfg.mid ~= 1 then next_copies() end
+  -- spread = 1: the copies of the later tile, A's and B's alternating,
+  -- shared out over the steps of k in order (the first steps take one
+  -- fewer where they do not divide evenly); each step's go before its
+  -- fragment reads, so that ptxas interleaves their address arithmetic
+  -- with the FFMAs instead of issuing 2 x per_thread copies in a burst
+  -- after the barrier, where every warp of the block stalls on it at once.
+  -- The trip's commit group closes after the last step: the wait at the top
+  -- of the trip stages - 2 later (stages >= 3) finds it landed.
+  local function spread_copies()
+    w:linec(string.format("const bool more = t + %d < ktiles;", cfg.stages - 1),
+      "past the last tile the copies read nothing (no branch)")
+    w:line("const int k0 = %s;", loop_k0)
+    local was, wbs = bufs("ws")
+    w:line("float* was = %s;", was)
+    w:line("float* wbs = %s;", wbs)
+    local ca = copy.async_copies(cfg, d, A, "was", false, "more", true, "a_p")
+    local cb = copy.async_copies(cfg, d, B, "wbs", false, "more", true, "b_p")
+    if ca.head then ca.head(w) end
+    if cb.head then cb.head(w) end
+    local all = {}
+    for i = 1, math.max(#ca.copies, #cb.copies) do
+      all[#all + 1] = ca.copies[i]
+      all[#all + 1] = cb.copies[i]
+    end
+    local steps = d.kslice // d.kg
+    return function()
+      for j = 0, steps - 1 do
+        local lo, hi = (j * #all) // steps + 1, ((j + 1) * #all) // steps
+        if hi >= lo then
+          w:open("if (kk == %d)", j * d.kg)
+          for i = lo, hi do all[i](w) end
+          w:close()
+        end
+      end
+    end
+  end
+  local each
+  if cfg.spread == 1 then each = spread_copies()
+  elseif cfg.mid ~= 1 then next_copies() end
   local as, bs = bufs("rs")
   w:line("const float* as = %s;", as)
   w:line("const float* bs = %s;", bs)
-  compute.emit(w, cfg, d, "as", "bs", cfg.mid == 1 and next_copies or nil)
+  compute.emit(w, cfg, d, "as", "bs", cfg.mid == 1 and next_copies or nil, nil, each)
+  if each then
+    copy.emit_walk_step(w, cfg, d, A)
+    copy.emit_walk_step(w, cfg, d, B)
+    w:line("kgen_cp_async_commit();")
+    w:line("ws = ws == %d ? 0 : ws + 1;", cfg.stages - 1)
+  end
   w:line("rs = rs == %d ? 0 : rs + 1;", cfg.stages - 1)
   w:close()
   if cfg.pred == 1 then
