@@ -176,8 +176,11 @@ T.params = {
 -- and lane shapes tied or lost: docs/performance.md); --space puts them back.
 -- walk (left out: 0) made the 64 x 64 single-float kernel 2-3 % faster on
 -- geometric mean at nine shapes (up to 15 % in tn), but the 128 x 128 and 256 x 64
--- ones 0.5-3.5 % slower (H200, docs/performance.md row 112): the analytic
--- model has no term that tells them apart, so it would only add tied twins.
+-- ones 0.5-3.5 % slower (H200, docs/performance.md row 112); with spread = 1
+-- (left out: 0) and 3 stages, the 128 x 128 one 2-7 % faster (row 113). The
+-- analytic model has no term for the copies' address work or their schedule,
+-- so in the space they would only add tied twins: the catalogue's build
+-- times them (KGEN_CATALOGUE_ADD).
 T.space = {
   bm = { 64, 128, 256 },
   bn = { 64, 128, 256 },
