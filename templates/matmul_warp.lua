@@ -160,7 +160,7 @@ T.params = {
   { name = "walk", type = "int", default = 0, values = { 0, 1, 2 }, omit_default = true,
     doc = "cp.async single-float copies with cc=1: 1 the K loop's source pointers advance by a step each tile (bk, or bk * ld along a contiguous M or N) instead of being rebuilt from k; 2 as 1, and a copy that reads nothing keeps its pointer (cp.async reads no byte of it) instead of the operand's base" },
   { name = "spread", type = "int", default = 0, values = { 0, 1 }, omit_default = true,
-    doc = "cp.async ring (stages >= 3, pred=1): 1 issues the next tile's copies a few at a time, before each step of k's fragment reads, instead of all at once after the barrier, so that their address arithmetic and issue interleave with the FFMAs" },
+    doc = "cp.async ring (stages >= 3, pred=1, mid=0): 1 issues the next tile's copies a few at a time, before each step of k's fragment reads, instead of all at once after the barrier, so that their address arithmetic and issue interleave with the FFMAs" },
   { name = "minb", type = "int", default = 1, values = { 1, 2, 3, 4 },
     doc = "blocks per SM the registers must allow (__launch_bounds__' second argument; 1: no cap)" },
   { name = "bounds", type = "int", default = 1, values = { 0, 1 },
@@ -318,7 +318,7 @@ function T.check(cfg, limits)
       d.kslice, d.kg)
   end
   if cfg.spread == 1 and (not d.async or cfg.stages < 3 or cfg.pred ~= 1 or cfg.mid ~= 0) then
-    return fail("spread=1 issues the next tiles' cp.async copies across the steps of k: it needs stages >= 3 (the last copies of a trip are waited for a trip later), pred=1 (copies past the last tile predicated, not branched around) and mid=0 (stages=%d, pred=%d, mid=%d)",
+    return fail("spread=1 issues the next tiles' cp.async copies across the steps of k: it needs stages >= 3 (with 2 the next trip waits at once for the copies of this one's last steps), pred=1 (copies past the last tile predicated, not branched around) and mid=0 (stages=%d, pred=%d, mid=%d)",
       cfg.stages, cfg.pred, cfg.mid)
   end
   if d.async and limits.sm < 80 then

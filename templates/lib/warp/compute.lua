@@ -94,8 +94,10 @@ end
 -- stores of the prefetched tile). `each`, when given, is emitted at the top
 -- of the (unrolled) loop over the steps of k, before the step's fragment
 -- reads, where `kk` is the step's first value of k (spread = 1: the copies
--- due at that step).
+-- due at that step); it is emitted once per loop, so not with `mid` (two
+-- loops) or `xb` (steps outside the loop), which check() rules out.
 function M.emit(w, cfg, d, as, bs, mid, xb, each)
+  assert(not (each and (mid or xb)), "compute.emit: `each` goes with neither `mid` nor `xb`")
   w:comment("Multiply the tiles out of shared memory: outer products of fragments.")
   local function first(op, off) return fragment_origin(cfg, op, off) end
   w:linec(string.format("const float* af = %s + %s;", as, first(d.A, "a_off")),

@@ -43,7 +43,8 @@ function M.emit(w, T, cfg, d, meta)
       cfg.wm, cfg.wn, d.pass_m, d.cst_stride))
   end
   w:comment(string.format("  pipeline            %s", d.async
-    and string.format("cp.async ring of %d stages (copy of tile t+%d overlaps tile t)", cfg.stages, cfg.stages - 1)
+    and string.format("cp.async ring of %d stages (copy of tile t+%d overlaps tile t%s)", cfg.stages, cfg.stages - 1,
+      cfg.spread == 1 and ", its copies a few before each step of k" or "")
     or string.format("register prefetch: tile t+1 loaded before tile t is multiplied, 2 buffers; stored %s%s",
       cfg.mid == 1 and "halfway through the multiplication" or "after it",
       cfg.ba == 1 and "; B copied with cp.async instead (ba=1)" or "")))

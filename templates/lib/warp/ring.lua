@@ -70,13 +70,16 @@ function M.emit(w, cfg, d)
     w:line("ws = ws == %d ? 0 : ws + 1;", cfg.stages - 1)
   end
   -- spread = 1: the copies of the later tile, A's and B's alternating,
-  -- shared out over the steps of k in order (the first steps take one
-  -- fewer where they do not divide evenly); each step's go before its
-  -- fragment reads, so that ptxas interleaves their address arithmetic
-  -- with the FFMAs instead of issuing 2 x per_thread copies in a burst
-  -- after the barrier, where every warp of the block stalls on it at once.
-  -- The trip's commit group closes after the last step: the wait at the top
-  -- of the trip stages - 2 later (stages >= 3) finds it landed.
+  -- shared out over the steps of k in order and evenly (of n copies over
+  -- S steps, step j takes numbers j * n // S + 1 to (j + 1) * n // S, so
+  -- a step takes none where there are fewer copies than steps); each
+  -- step's go before its fragment reads, so that ptxas interleaves their
+  -- address arithmetic with the FFMAs instead of issuing 2 x per_thread
+  -- copies in a burst after the barrier, where every warp of the block
+  -- stalls on it at once. The trip's commit group closes after the last
+  -- step; the tile it copies is waited for at the top of the trip
+  -- stages - 1 later, so with 2 stages the next trip would wait at once
+  -- for the copies its predecessor's last step issued (check() asks for 3).
   local function spread_copies()
     w:linec(string.format("const bool more = t + %d < ktiles;", cfg.stages - 1),
       "past the last tile the copies read nothing (no branch)")
