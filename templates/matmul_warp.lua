@@ -71,10 +71,9 @@
 -- K loop instead of rebuilding each copy's address from k. spread = 1
 -- (cp.async ring, stages >= 3) issues the next tile's copies a few before
 -- each step of k's fragment reads instead of in one burst after the
--- barrier (lib/warp/ring.lua). raster > 1 walks
--- the blocks in groups of `raster`
--- block rows, so that the blocks running together share tiles of A and B in
--- L2. minb > 1 caps the registers (__launch_bounds__' second argument) so
+-- barrier (lib/warp/ring.lua). raster > 1 walks the blocks in groups of
+-- `raster` block rows, so that the blocks running together share tiles of A
+-- and B in L2. minb > 1 caps the registers (__launch_bounds__' second argument) so
 -- that minb blocks fit an SM.
 --
 -- What each technique bought on an H200, and why: docs/performance.md.

@@ -304,7 +304,7 @@ local function async_compact(cfg, d, op, buf, kcheck, offs, gate, walk, pn)
     end
     if guarded then w:close() end
   end
-  local r = { copies = {} }
+  local r = { copies = {}, compact = true }
   if op.gcont then
     r.head = function(w)
       if walk then w:line("const float* %s = %s_wp;", pn, op.p)
@@ -320,7 +320,8 @@ end
 -- The copies of one operand tile (at k0) with cp.async into buffer `buf`,
 -- one emitter each, to be emitted in order: { head = emitter or nil (the
 -- declarations the copies share), copies = { emitter, ... } }, where an
--- emitter is function(w). `gate`, when given, is a C condition: where it is
+-- emitter is function(w); `compact` is true for compact copies (M.compact).
+-- `gate`, when given, is a C condition: where it is
 -- false the copies read nothing and zero-fill (a predicate instead of a
 -- branch around them). `walk`: the K loop's copies, which read through the
 -- walking pointers where walk >= 1 declared them (M.emit_walk_setup). `pn`:
@@ -365,11 +366,10 @@ end
 -- predicates, shared by copies with the same column offset.
 function M.emit_async(w, cfg, d, op, buf, kcheck, gate, walk)
   local r = M.async_copies(cfg, d, op, buf, kcheck, gate, walk)
-  local compact = M.compact(cfg, d, op) ~= nil
-  if compact then w:open("") end
+  if r.compact then w:open("") end
   if r.head then r.head(w) end
   for _, c in ipairs(r.copies) do c(w) end
-  if compact then w:close() end
+  if r.compact then w:close() end
 end
 
 -- Register path, compact copies (direct, along a contiguous M or N): one
