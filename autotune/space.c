@@ -825,8 +825,46 @@ int kgi_space_find(const kgi_space *sp, int tmpl, const unsigned char *coord)
     return -1;
 }
 
+/* The coordinates of canonical `config` in template t of a finalized space
+ * (each value's rank among the values its parameter takes there), or -1
+ * when a value is not among them. */
+static int coord_of(const kgi_space_tmpl *t, const char *config, unsigned char *coord)
+{
+    memset(coord, 0, KGI_SPACE_MAX_DIMS);
+    for (int q = 0; q < t->nparams; q++) {
+        char v[32];
+        if (kgi_config_text_get(config, t->param[q], v, sizeof v) != 0) {
+            if (!t->omitted[q][0])
+                return -1;
+            snprintf(v, sizeof v, "%s", t->omitted[q]); /* left out at its default */
+        }
+        int r = -1;
+        for (int i = 0; i < t->nvalues[q] && r < 0; i++)
+            if (strcmp(t->value[q][i], v) == 0)
+                r = i;
+        if (r < 0)
+            return -1;
+        coord[q] = (unsigned char)r;
+    }
+    return 0;
+}
+
 int kgi_space_lookup(const kgi_space *sp, const char *tmpl, const char *config)
 {
+    /* A finalized, unsharded space: through the coordinates' hash (a space
+     * of 369,326 candidates would otherwise be read whole for each call). */
+    if (sp->hash && sp->n == sp->whole_n) {
+        for (int ti = 0; ti < sp->ntmpl; ti++) {
+            if (strcmp(sp->tmpl[ti].name, tmpl) != 0)
+                continue;
+            unsigned char coord[KGI_SPACE_MAX_DIMS];
+            if (coord_of(&sp->tmpl[ti], config, coord) != 0)
+                return -1;
+            int c = kgi_space_find(sp, ti, coord);
+            return c >= 0 && c < sp->n && strcmp(sp->cand[c].config, config) == 0 ? c : -1;
+        }
+        return -1;
+    }
     for (int i = 0; i < sp->n; i++)
         if (strcmp(sp->cand[i].config, config) == 0 && strcmp(sp->tmpl[sp->cand[i].tmpl].name, tmpl) == 0)
             return i;

@@ -165,6 +165,54 @@ static int walk_cache(kgi_tuner *t, kgi_host *h, const kgi_limits *lim, const ch
     return hit;
 }
 
+/*
+ * The auto strategy measures the catalogue's picks for a shape first
+ * (catalogue_first), but a catalogue kernel with a parameter the space
+ * leaves at its default (matmul_warp's walk, spread, cst: their value
+ * lists in the template say why) is not among the walked candidates, and a
+ * tune of a shape where kg_matmul runs one untuned would time only kernels
+ * slower than it and record them over it. So the architecture's catalogue
+ * kernels of the templates tuned, in this layout, join the candidates where
+ * the space lacks them and check() admits them, as a --configs line does;
+ * not under --space, which narrows the space by hand. Each one's canonical
+ * text is kept for catalogue_first (a KGEN_CATALOGUE file may spell a
+ * configuration otherwise). *added: how many joined.
+ */
+static kg_status add_catalogue_kernels(kgi_tuner *t, kgi_host *h, const kgi_limits *lim, const char *fixed,
+                                       int *added, char *err, size_t errlen)
+{
+    const kgi_tune_opts *o = t->o;
+    const kgi_catalogue *cat = NULL;
+    int lay = kgi_layout_index(o->layout);
+    *added = 0;
+    if (!t->catctx || lay < 0 || kgi_catalogue_for(t->catctx, t->arch, &cat) != KG_OK || !cat)
+        return KG_OK;
+    if (!(t->cat_canon = calloc((size_t)cat->nkernels, sizeof *t->cat_canon)))
+        return KG_ERR_NOMEM;
+    t->ncat = cat->nkernels;
+    for (int j = 0; j < cat->nkernels; j++) {
+        const kgi_cat_kernel *k = &cat->kernels[j];
+        int tuned = 0;
+        for (int i = 0; i < o->ntmpl && !tuned; i++)
+            tuned = strcmp(o->tmpls[i], k->tmpl) == 0;
+        if (!tuned || !kgi_catalogue_in_layout(cat, j, lay))
+            continue;
+        char config[2048], canon[2048], why[1024];
+        snprintf(config, sizeof config, "%s %s", k->config, fixed);
+        if (kgi_host_check(h, k->tmpl, config, lim, canon, sizeof canon, why, sizeof why) != KG_OK)
+            continue; /* not for this device */
+        if (!(t->cat_canon[j] = strdup(canon)))
+            return KG_ERR_NOMEM;
+        if (o->space || kgi_space_lookup(t->sp, k->tmpl, canon) >= 0)
+            continue; /* a space narrowed by hand, or walked already */
+        kg_status st = kgi_space_add_config(t->sp, h, k->tmpl, canon, lim, err, errlen);
+        if (st != KG_OK)
+            return st;
+        ++*added;
+    }
+    return KG_OK;
+}
+
 /* Enumerates and checks the space of every template against `lim`. */
 static kg_status build_space(kgi_tuner *t, const kgi_limits *lim, char *err, size_t errlen)
 {
@@ -225,6 +273,14 @@ walked:
     stage_progress(t, "space");
     if ((st = kgi_space_finalize(t->sp)) != KG_OK)
         goto done;
+    if (!o->configs) {
+        int added;
+        if ((st = add_catalogue_kernels(t, h, lim, fixed, &added, err, errlen)) != KG_OK)
+            goto done;
+        t->rep->space_from_catalogue = added;
+        if (added > 0 && (st = kgi_space_finalize(t->sp)) != KG_OK) /* their new values ranked */
+            goto done;
+    }
     if (o->shard_n > 1)
         kgi_space_shard(t->sp, o->shard_i, o->shard_n);
 done:
@@ -245,7 +301,8 @@ static void count_check_pruned(kgi_tuner *t)
  * The auto strategy starts from what kg_matmul would run untuned: the
  * catalogue's best predictions for this shape (runtime/pick.c, the
  * architecture's own catalogue only), at most CATALOGUE_FIRST of them,
- * move to the front of the model's order where the space holds them. So
+ * move to the front of the model's order (the space holds them all but
+ * those check() refuses on this device: add_catalogue_kernels). So
  * the search measures them in its first round, and its local search starts
  * around them when they win. Returns how many moved.
  */
@@ -289,9 +346,8 @@ static int catalogue_first(kgi_tuner *t, const kgi_tune_shape *sh, int *rank, in
     int moved = 0;
     for (int i = 0; i < np; i++) {
         const kgi_cat_kernel *k = &cat->kernels[picks[i].kernel];
-        char config[2048];
-        snprintf(config, sizeof config, "%s layout=%s", k->config, o->layout);
-        int c = kgi_space_lookup(t->sp, k->tmpl, config);
+        const char *canon = picks[i].kernel < t->ncat ? t->cat_canon[picks[i].kernel] : NULL;
+        int c = canon ? kgi_space_lookup(t->sp, k->tmpl, canon) : -1;
         if (c < 0)
             continue;
         /* move c to position `moved`, the rest of the order kept */
@@ -500,6 +556,9 @@ done:
         if (t.notify[i] >= 0)
             close(t.notify[i]);
     free(t.state);
+    for (int j = 0; j < t.ncat; j++)
+        free(t.cat_canon[j]);
+    free(t.cat_canon);
     kg_context_close(t.catctx);
     rep->wall_s = kgi_now() - t.t0;
     if (st != KG_OK && !err[0])

@@ -134,6 +134,7 @@ typedef struct kgi_tune_report {
     int space_size;             /* candidates that passed check() (this shard) */
     double space_s, space_cpu_s; /* wall and CPU time spent walking and checking the space */
     int space_cached;           /* the space came from the walk cache (walkcache.h), not a walk */
+    int space_from_catalogue;   /* candidates that are the catalogue's kernels the walked space lacks */
     kgi_shape_report *shapes;
     int nshapes;                /* shapes finished or started */
     int compiled, compiled_from_cache, compiled_in_worker;

@@ -29,6 +29,9 @@ typedef struct kgi_tuner {
     kgi_model_dev model;
     int arch;                   /* the architecture tuned for */
     kg_context *catctx;         /* a CPU context holding the catalogues (auto: their picks first), NULL */
+    char **cat_canon;           /* per kernel of the architecture's catalogue: its canonical configuration in
+                                   this layout, NULL where it is not tuned here (add_catalogue_kernels) */
+    int ncat;
     int shape_index;
     kgi_shape_report *cur;
     unsigned char *state;       /* per candidate, EV_* */

@@ -147,10 +147,13 @@ static void print_summary(const kgi_tune_report *rep, const kgi_tune_opts *o, in
                 rep->device.peak_fp32_tflops, rep->nworkers, rep->nworkers == 1 ? "" : "s", rep->db_path);
     else
         fprintf(f, "\ndry run for %s (no GPU): nothing was timed or recorded\n", rep->limits.name);
-    fprintf(f, "space: %ld combinations of %d template%s, %ld rejected by check() (%ld subtrees), %d candidates%s;"
+    char joined[96] = "";
+    if (rep->space_from_catalogue > 0)
+        snprintf(joined, sizeof joined, " (%d of them catalogue kernels the walk lacks)", rep->space_from_catalogue);
+    fprintf(f, "space: %ld combinations of %d template%s, %ld rejected by check() (%ld subtrees), %d candidates%s%s;"
             " %ld check() and %ld resources() calls%s in %.2f s (%.2f s of CPU)\n",
             rep->space.enumerated, rep->space.ntmpl, rep->space.ntmpl == 1 ? "" : "s", rep->space.rejected,
-            rep->space.subtrees, rep->space.n, o->shard_n > 1 ? " in this shard" : "", rep->space.checks,
+            rep->space.subtrees, rep->space.n, o->shard_n > 1 ? " in this shard" : "", joined, rep->space.checks,
             rep->space.resource_calls, rep->space_cached ? " when walked; read from the walk cache" : "",
             rep->space_s, rep->space_cpu_s);
     fprintf(f, "compiled: %d (%d from the cache, %.1f s of NVRTC time); %d compiled again in a worker\n",

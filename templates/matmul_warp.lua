@@ -179,7 +179,8 @@ T.params = {
 -- (left out: 0) and 3 stages, the 128 x 128 one 2-7 % faster (row 113). The
 -- analytic model has no term for the copies' address work or their schedule,
 -- so in the space they would only add tied twins: the catalogue's build
--- times them (KGEN_CATALOGUE_ADD).
+-- times them (KGEN_CATALOGUE_ADD), and kgen tune's auto strategy adds the
+-- catalogue's kernels that have them to its candidates (autotune/README.md).
 T.space = {
   bm = { 64, 128, 256 },
   bn = { 64, 128, 256 },

@@ -68,6 +68,33 @@ for i in 1 2; do
 done
 check "a walk is cached whatever modules its template loads" grep -q "read from the walk cache" "$tmp/tr2.err"
 
+# the auto strategy times the catalogue's picks for the shape first, those its walk lacks too (matmul_warp's
+# space leaves walk at 0), found however the catalogue file spells them (here not canonically)
+cat >"$tmp/walk_catalogue.txt" <<'CAT'
+kgen-catalogue 1
+arch 90
+sms 132
+device synthetic sm_90 (no GPU)
+driver none
+date 2026-11-29
+command cli_test.sh
+kernel 1 matmul_warp 1 64 64 1 0 2 bm=64 bn=64 bk=8 wm=32 wn=32 vec=1 stages=3 cc=1 walk=2
+kernel 2 matmul_warp 1 64 64 1 0 2 bm=64 bn=64 bk=8 wm=32 wn=32 vec=1 stages=3 cc=1
+time nn 512 512 512 20.0 21.0
+time nn 1024 1024 1024 80.0 84.0
+time nn 2048 2048 512 160.0 168.0
+CAT
+KGEN_CATALOGUE=$tmp/walk_catalogue.txt "$KGEN" tune --dry-run --arch sm_90 --template matmul_warp --m 1000 --n 1000 \
+    --k 1000 --budget 2 >/dev/null 2>"$tmp/cat.err"
+check "a catalogue kernel the walk lacks joins the candidates" grep -q "(1 of them catalogue kernels the walk lacks)" \
+    "$tmp/cat.err"
+check "... the catalogue's picks are timed first" grep -q "(the catalogue's 2 first)" "$tmp/cat.err"
+check "... the one the walk lacks among them" grep -q "^  [0-9].* matmul_warp .* walk=2 .*layout=nn" "$tmp/cat.err"
+KGEN_CATALOGUE=$tmp/walk_catalogue.txt "$KGEN" tune --dry-run --arch sm_90 --template matmul_warp --m 1000 --n 1000 \
+    --k 1000 --budget 2 --space "bm=64 bn=64 bk=8" >/dev/null 2>"$tmp/cat2.err"
+check "--space (narrowed by hand): none joins" test "$(grep -c "catalogue kernels the walk lacks" "$tmp/cat2.err")" = 0
+check "... the pick the narrowed space holds is timed first" grep -q "(the catalogue's 1 first)" "$tmp/cat2.err"
+
 # bad input: a message naming what was wrong, exit 2
 expect 2 "unknown --strategy 'sideways'" tune --dry-run --strategy sideways
 # the auto strategy's catalogue: a KGEN_CATALOGUE that cannot be read or parsed is an error, not a tune without it

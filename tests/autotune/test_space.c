@@ -86,6 +86,40 @@ static void test_enumeration(kgi_host *h, int sm)
         int j = kgi_space_find(&sp, 0, coord);
         CHECK(j >= 0 && strcmp(sp.cand[j].config, "bm=128 bn=64 bk=16 tm=4 tn=4 pad=1 vec=4 bounds=1 layout=nn") == 0);
     }
+    /* a finalized space is looked up through the coordinates: each candidate found at its index, a value
+     * the space does not take, or a layout it was not walked in, not at all */
+    bad = 0;
+    for (int c = 0; c < sp.n; c++)
+        bad += kgi_space_lookup(&sp, "matmul", sp.cand[c].config) != c;
+    CHECK_MSG(bad == 0, "%d candidates not found by their configuration", bad);
+    const char *pad2 = "bm=64 bn=64 bk=16 tm=4 tn=4 pad=2 vec=4 bounds=1 layout=nn";
+    CHECK(kgi_space_lookup(&sp, "matmul", pad2) == -1);
+    CHECK(kgi_space_lookup(&sp, "matmul", "bm=64 bn=64 bk=16 tm=4 tn=4 pad=1 vec=4 bounds=1 layout=nt") == -1);
+    CHECK(kgi_space_lookup(&sp, "matmul_warp", "bm=64 bn=64 bk=16 tm=4 tn=4 pad=1 vec=4 bounds=1 layout=nn") == -1);
+    /* a configuration added after the walk (as the tuner adds the catalogue's kernels the space lacks), its
+     * value ranked by finalizing again: found, and every earlier candidate still is, with a neighbour */
+    int n0 = sp.n;
+    char err2[1024];
+    CHECK(kgi_space_add_config(&sp, h, "matmul", pad2, lim, err2, sizeof err2) == KG_OK && sp.n == n0 + 1);
+    CHECK(kgi_space_finalize(&sp) == KG_OK);
+    CHECK(kgi_space_lookup(&sp, "matmul", pad2) == n0);
+    bad = 0;
+    for (int c = 0; c < sp.n; c++)
+        bad += kgi_space_lookup(&sp, "matmul", sp.cand[c].config) != c || kgi_space_find(&sp, 0, sp.cand[c].coord) != c;
+    CHECK_MSG(bad == 0, "after a second finalize, %d candidates not found", bad);
+    if (i >= 0) { /* pad=2 sits between pad=1 and pad=4 (ranks 1 and 3 now): the added one is pad=1's neighbour */
+        unsigned char coord[KGI_SPACE_MAX_DIMS];
+        memcpy(coord, sp.cand[i].coord, sizeof coord);
+        int q = -1;
+        for (int p = 0; p < sp.tmpl[0].nparams; p++)
+            if (strcmp(sp.tmpl[0].param[p], "pad") == 0)
+                q = p;
+        CHECK(q >= 0);
+        if (q >= 0) {
+            coord[q]++;
+            CHECK(kgi_space_find(&sp, 0, coord) == n0);
+        }
+    }
     kgi_space_free(&sp);
 }
 
