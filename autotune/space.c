@@ -758,6 +758,29 @@ static int cmp_ranked(const void *a, const void *b)
     return cmp_values(((const ranked *)a)->text, ((const ranked *)b)->text);
 }
 
+/* The coordinates' hash over the candidates as they stand. */
+static kg_status build_hash(kgi_space *sp)
+{
+    free(sp->hash);
+    sp->hash = NULL;
+    sp->hash_n = 0;
+    sp->hash_size = 16;
+    while (sp->hash_size < 2 * sp->n + 1)
+        sp->hash_size *= 2;
+    if (!(sp->hash = malloc((size_t)sp->hash_size * sizeof *sp->hash)))
+        return KG_ERR_NOMEM;
+    for (int i = 0; i < sp->hash_size; i++)
+        sp->hash[i] = -1;
+    for (int c = 0; c < sp->n; c++) {
+        unsigned hs = coord_hash(sp->cand[c].tmpl, sp->cand[c].coord) & (unsigned)(sp->hash_size - 1);
+        while (sp->hash[hs] >= 0)
+            hs = (hs + 1) & (unsigned)(sp->hash_size - 1);
+        sp->hash[hs] = c;
+    }
+    sp->hash_n = sp->n;
+    return KG_OK;
+}
+
 kg_status kgi_space_finalize(kgi_space *sp)
 {
     sp->whole_n = sp->n;
@@ -795,21 +818,7 @@ kg_status kgi_space_finalize(kgi_space *sp)
                 for (int p = 0; p < t->nparams; p++)
                     sp->cand[c].coord[p] = rank[p][sp->cand[c].coord[p]];
     }
-    free(sp->hash);
-    sp->hash_size = 16;
-    while (sp->hash_size < 2 * sp->n + 1)
-        sp->hash_size *= 2;
-    if (!(sp->hash = malloc((size_t)sp->hash_size * sizeof *sp->hash)))
-        return KG_ERR_NOMEM;
-    for (int i = 0; i < sp->hash_size; i++)
-        sp->hash[i] = -1;
-    for (int c = 0; c < sp->n; c++) {
-        unsigned hs = coord_hash(sp->cand[c].tmpl, sp->cand[c].coord) & (unsigned)(sp->hash_size - 1);
-        while (sp->hash[hs] >= 0)
-            hs = (hs + 1) & (unsigned)(sp->hash_size - 1);
-        sp->hash[hs] = c;
-    }
-    return KG_OK;
+    return build_hash(sp);
 }
 
 int kgi_space_find(const kgi_space *sp, int tmpl, const unsigned char *coord)
@@ -851,27 +860,28 @@ static int coord_of(const kgi_space_tmpl *t, const char *config, unsigned char *
 
 int kgi_space_lookup(const kgi_space *sp, const char *tmpl, const char *config)
 {
-    /* A finalized, unsharded space: through the coordinates' hash (a space
-     * of 369,326 candidates would otherwise be read whole for each call). */
-    if (sp->hash && sp->n == sp->whole_n) {
+    /* The candidates in the coordinates' hash through it (a space of
+     * 369,326 would otherwise be read whole for each call); those added
+     * since (kgi_space_add_config after kgi_space_finalize) one by one. */
+    int from = 0;
+    if (sp->hash) {
         for (int ti = 0; ti < sp->ntmpl; ti++) {
-            if (strcmp(sp->tmpl[ti].name, tmpl) != 0)
-                continue;
             unsigned char coord[KGI_SPACE_MAX_DIMS];
-            if (coord_of(&sp->tmpl[ti], config, coord) != 0)
-                return -1;
+            if (strcmp(sp->tmpl[ti].name, tmpl) != 0 || coord_of(&sp->tmpl[ti], config, coord) != 0)
+                continue;
             int c = kgi_space_find(sp, ti, coord);
-            return c >= 0 && c < sp->n && strcmp(sp->cand[c].config, config) == 0 ? c : -1;
+            if (c >= 0 && strcmp(sp->cand[c].config, config) == 0)
+                return c;
         }
-        return -1;
+        from = sp->hash_n;
     }
-    for (int i = 0; i < sp->n; i++)
+    for (int i = from; i < sp->n; i++)
         if (strcmp(sp->cand[i].config, config) == 0 && strcmp(sp->tmpl[sp->cand[i].tmpl].name, tmpl) == 0)
             return i;
     return -1;
 }
 
-void kgi_space_shard(kgi_space *sp, int i, int n)
+kg_status kgi_space_shard(kgi_space *sp, int i, int n)
 {
     int w = 0;
     for (int c = 0; c < sp->n; c++)
@@ -886,6 +896,9 @@ void kgi_space_shard(kgi_space *sp, int i, int n)
             sp->pruned[w++] = sp->pruned[c];
     sp->npruned = w;
     sp->enumerated = sp->n + sp->rejected;
+    /* the hash held the whole space's indices: the slice's own, so that
+     * kgi_space_find (neighbours) and kgi_space_lookup answer in it */
+    return sp->hash ? build_hash(sp) : KG_OK;
 }
 
 /* ------------------------------------------------------------ discovery */

@@ -121,8 +121,10 @@ typedef struct kgi_space {
                                   leaves it while n becomes the shard's slice) */
     long checks;               /* check() calls made */
     long resource_calls;       /* resources() calls made (a pass's subtree: one per distinct reading) */
-    int *hash;                 /* coordinates -> index, built by kgi_space_finalize */
+    int *hash;                 /* coordinates -> index, built by kgi_space_finalize (and again by
+                                  kgi_space_shard, for the slice) */
     int hash_size;
+    int hash_n;                /* candidates [0, hash_n) are in the hash; those added after it are not */
     void *arena;               /* configuration and reason texts */
     /* Called every few hundred check() calls; nonzero stops the walk (the
      * space then holds what was walked, and `stopped` is set). */
@@ -163,7 +165,7 @@ kg_status kgi_space_finalize(kgi_space *sp);
 void kgi_space_drop_repeats(kgi_space *sp);
 /* Keeps slice `i` of `n` (every n-th candidate and kept pruned subtree;
  * the counts of rejections stay the whole space's). */
-void kgi_space_shard(kgi_space *sp, int i, int n);
+kg_status kgi_space_shard(kgi_space *sp, int i, int n);
 void kgi_space_free(kgi_space *sp);
 
 /* The candidate of template `tmpl` at `coord`, or -1. */

@@ -185,7 +185,7 @@ static kg_status add_catalogue_kernels(kgi_tuner *t, kgi_host *h, const kgi_limi
     const kgi_catalogue *cat = NULL;
     int lay = kgi_layout_index(o->layout);
     *added = 0;
-    if (!t->catctx || lay < 0 || kgi_catalogue_for(t->catctx, t->arch, &cat) != KG_OK || !cat)
+    if (!t->catctx || lay < 0 || kgi_catalogue_for(t->catctx, t->arch, &cat) != KG_OK || !cat || cat->nkernels < 1)
         return KG_OK;
     if (!(t->cat_canon = calloc((size_t)cat->nkernels, sizeof *t->cat_canon)))
         return KG_ERR_NOMEM;
@@ -206,8 +206,13 @@ static kg_status add_catalogue_kernels(kgi_tuner *t, kgi_host *h, const kgi_limi
         if (o->space || kgi_space_lookup(t->sp, k->tmpl, canon) >= 0)
             continue; /* a space narrowed by hand, or walked already */
         kg_status st = kgi_space_add_config(t->sp, h, k->tmpl, canon, lim, err, errlen);
-        if (st != KG_OK)
+        if (st == KG_ERR_NOMEM)
             return st;
+        if (st != KG_OK) { /* the tune goes on without it */
+            fprintf(stderr, "kgen tune: catalogue kernel %d (%s) not among the candidates: %s\n", k->id, k->tmpl, err);
+            err[0] = '\0';
+            continue;
+        }
         ++*added;
     }
     return KG_OK;
@@ -282,7 +287,7 @@ walked:
             goto done;
     }
     if (o->shard_n > 1)
-        kgi_space_shard(t->sp, o->shard_i, o->shard_n);
+        st = kgi_space_shard(t->sp, o->shard_i, o->shard_n);
 done:
     kgi_host_free(h);
     return st;
@@ -301,8 +306,9 @@ static void count_check_pruned(kgi_tuner *t)
  * The auto strategy starts from what kg_matmul would run untuned: the
  * catalogue's best predictions for this shape (runtime/pick.c, the
  * architecture's own catalogue only), at most CATALOGUE_FIRST of them,
- * move to the front of the model's order (the space holds them all but
- * those check() refuses on this device: add_catalogue_kernels). So
+ * move to the front of the model's order (the space holds them all,
+ * add_catalogue_kernels, but where --space narrows it, check() refuses one
+ * on this device, or this shard lacks one). So
  * the search measures them in its first round, and its local search starts
  * around them when they win. Returns how many moved.
  */

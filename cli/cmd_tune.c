@@ -149,7 +149,9 @@ static void print_summary(const kgi_tune_report *rep, const kgi_tune_opts *o, in
         fprintf(f, "\ndry run for %s (no GPU): nothing was timed or recorded\n", rep->limits.name);
     char joined[96] = "";
     if (rep->space_from_catalogue > 0)
-        snprintf(joined, sizeof joined, " (%d of them catalogue kernels the walk lacks)", rep->space_from_catalogue);
+        snprintf(joined, sizeof joined, o->shard_n > 1 ? " (%d catalogue kernels the walk lacks joined the whole space)"
+                                                       : " (%d of them catalogue kernels the walk lacks)",
+                 rep->space_from_catalogue);
     fprintf(f, "space: %ld combinations of %d template%s, %ld rejected by check() (%ld subtrees), %d candidates%s%s;"
             " %ld check() and %ld resources() calls%s in %.2f s (%.2f s of CPU)\n",
             rep->space.enumerated, rep->space.ntmpl, rep->space.ntmpl == 1 ? "" : "s", rep->space.rejected,

@@ -95,6 +95,15 @@ KGEN_CATALOGUE=$tmp/walk_catalogue.txt "$KGEN" tune --dry-run --arch sm_90 --tem
 check "--space (narrowed by hand): none joins" test "$(grep -c "catalogue kernels the walk lacks" "$tmp/cat2.err")" = 0
 check "... the pick the narrowed space holds is timed first" grep -q "(the catalogue's 1 first)" "$tmp/cat2.err"
 
+# a shard's local search and annealing move among its own candidates (the coordinates' hash rebuilt for the
+# slice; it held the whole space's indices, so a sharded run read past its slice)
+for strategy in auto anneal; do
+    "$KGEN" tune --dry-run --arch sm_90 --template matmul --m 256 --n 256 --k 256 --shard 1/2 --strategy $strategy \
+        --budget 24 >/dev/null 2>"$tmp/shard.err"
+    check "a sharded $strategy search runs" test $? = 0
+    check "... and evaluates its budget" grep -q "would-be-timed 24" "$tmp/shard.err"
+done
+
 # bad input: a message naming what was wrong, exit 2
 expect 2 "unknown --strategy 'sideways'" tune --dry-run --strategy sideways
 # the auto strategy's catalogue: a KGEN_CATALOGUE that cannot be read or parsed is an error, not a tune without it

@@ -149,6 +149,26 @@ static void test_shards(kgi_host *h)
     }
     CHECK_MSG(seen == whole.n && dup == 0, "3 shards hold %d candidates (%d duplicates) of %d", seen, dup, whole.n);
     free(hit);
+    /* a finalized space's shard: its coordinates' hash answers with the slice's own indices (the neighbours
+     * of the local search and of annealing), and holds none of the other shards' candidates */
+    CHECK(kgi_space_finalize(&whole) == KG_OK);
+    for (int s = 0; s < 3; s++) {
+        memset(&part, 0, sizeof part);
+        CHECK(kgi_space_add_template(&part, h, "matmul", "layout=nn", space, lim, err, sizeof err) == KG_OK);
+        CHECK(kgi_space_finalize(&part) == KG_OK);
+        CHECK(kgi_space_shard(&part, s, 3) == KG_OK);
+        int bad = 0, foreign = 0;
+        for (int i = 0; i < part.n; i++)
+            bad += kgi_space_find(&part, part.cand[i].tmpl, part.cand[i].coord) != i ||
+                   kgi_space_lookup(&part, "matmul", part.cand[i].config) != i;
+        for (int w = 0; w < whole.n; w++)
+            if (w % 3 != s)
+                foreign += kgi_space_find(&part, whole.cand[w].tmpl, whole.cand[w].coord) >= 0 ||
+                           kgi_space_lookup(&part, "matmul", whole.cand[w].config) >= 0;
+        CHECK_MSG(bad == 0 && foreign == 0, "shard %d of 3: %d of its %d candidates not found at their index, %d of "
+                  "the others found", s, bad, part.n, foreign);
+        kgi_space_free(&part);
+    }
     kgi_space_free(&whole);
 }
 
