@@ -59,6 +59,11 @@ function M.emit(w, cfg, d)
   w:open("for (int t = 0; t < ktiles; ++t)")
   w:linec(string.format("asm volatile(\"cp.async.wait_group %d;\\n\" ::);", cfg.stages - 2), "tile t has landed (this thread's copies)")
   w:linec("__syncthreads();", "... everyone's; and tile t-1 is no longer read")
+  -- closes a trip's copies: their commit group, and the ring's next buffer to fill
+  local function commit_trip()
+    w:line("kgen_cp_async_commit();")
+    w:line("ws = ws == %d ? 0 : ws + 1;", cfg.stages - 1)
+  end
   local function next_copies()
     if cfg.mid == 1 then
       w:comment("Start the copies of a later tile halfway: its buffer's readers passed the barrier.")
@@ -66,8 +71,7 @@ function M.emit(w, cfg, d)
     local gate = open_next(cfg.stages - 1, "past the last tile the copies read nothing (no branch)")
     issue("ws", loop_k0, false, gate, true)
     w:close()
-    w:line("kgen_cp_async_commit();")
-    w:line("ws = ws == %d ? 0 : ws + 1;", cfg.stages - 1)
+    commit_trip()
   end
   -- spread = 1: the copies of the later tile, A's and B's alternating,
   -- shared out over the steps of k in order and evenly (of n copies over
@@ -118,8 +122,7 @@ function M.emit(w, cfg, d)
   if each then
     copy.emit_walk_step(w, cfg, d, A)
     copy.emit_walk_step(w, cfg, d, B)
-    w:line("kgen_cp_async_commit();")
-    w:line("ws = ws == %d ? 0 : ws + 1;", cfg.stages - 1)
+    commit_trip()
   end
   w:line("rs = rs == %d ? 0 : rs + 1;", cfg.stages - 1)
   w:close()
