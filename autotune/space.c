@@ -673,6 +673,18 @@ done:
     return st;
 }
 
+/* Parameter q's value in canonical `config` of template t (its default
+ * where the text leaves it out); 0, or -1 where it has neither. */
+static int param_text(const kgi_space_tmpl *t, const char *config, int q, char *v, size_t len)
+{
+    if (kgi_config_text_get(config, t->param[q], v, len) == 0)
+        return 0;
+    if (!t->omitted[q][0])
+        return -1;
+    snprintf(v, len, "%s", t->omitted[q]); /* left out at its default */
+    return 0;
+}
+
 kg_status kgi_space_add_config(kgi_space *sp, kgi_host *h, const char *tmpl, const char *config,
                                const kgi_limits *lim, char *err, size_t errlen)
 {
@@ -699,13 +711,10 @@ kg_status kgi_space_add_config(kgi_space *sp, kgi_host *h, const char *tmpl, con
     kgi_space_tmpl *t = &sp->tmpl[ti];
     for (int q = 0; q < t->nparams; q++) {
         char v[32];
-        if (kgi_config_text_get(canon, t->param[q], v, sizeof v) != 0) {
-            if (!t->omitted[q][0]) {
-                snprintf(err, errlen, "template '%s': its canonical configuration '%s' has no %s", tmpl, canon,
-                         t->param[q]);
-                return KG_ERR_TEMPLATE;
-            }
-            snprintf(v, sizeof v, "%s", t->omitted[q]); /* left out at its default */
+        if (param_text(t, canon, q, v, sizeof v) != 0) {
+            snprintf(err, errlen, "template '%s': its canonical configuration '%s' has no %s", tmpl, canon,
+                     t->param[q]);
+            return KG_ERR_TEMPLATE;
         }
         int raw = raw_index(t, q, v);
         if (raw < 0) {
@@ -842,11 +851,8 @@ static int coord_of(const kgi_space_tmpl *t, const char *config, unsigned char *
     memset(coord, 0, KGI_SPACE_MAX_DIMS);
     for (int q = 0; q < t->nparams; q++) {
         char v[32];
-        if (kgi_config_text_get(config, t->param[q], v, sizeof v) != 0) {
-            if (!t->omitted[q][0])
-                return -1;
-            snprintf(v, sizeof v, "%s", t->omitted[q]); /* left out at its default */
-        }
+        if (param_text(t, config, q, v, sizeof v) != 0)
+            return -1;
         int r = -1;
         for (int i = 0; i < t->nvalues[q] && r < 0; i++)
             if (strcmp(t->value[q][i], v) == 0)
