@@ -25,7 +25,7 @@
 
 #include "runtime/internal.h"
 
-#define KGI_SPACE_MAX_DIMS 32
+#define KGI_SPACE_MAX_DIMS 48
 #define KGI_SPACE_MAX_TEMPLATES 16
 #define KGI_SPACE_MAX_VALUES 64
 #define KGI_SPACE_KEEP_PRUNED 4096 /* rejected subtrees kept in detail (all are counted) */
