@@ -156,6 +156,8 @@ T.params = {
     doc = "stream-K with red=4: 1 gives the kernel a variant that the runtime launches where C's rows are not whole 16-byte vectors (ldc or the pointer): the shared tiles' pieces add into a zeroed workspace in 16-byte reductions and a post kernel adds it into C, instead of one float at a time into C" },
   { name = "cst", type = "int", default = 0, values = { 0, 1 }, omit_default = true,
     doc = "1: where C's rows are not whole 16-byte vectors (ldc or the pointer), the store of C (C = alpha * acc + beta * C) goes through shared memory after the K loop, so that each warp's stores cover consecutive floats of a row; 0: each lane stores its run of tn floats one float at a time" },
+  { name = "cva", type = "int", default = 0, values = { 0, 1 }, omit_default = true,
+    doc = "1: where C's rows are not whole 16-byte vectors (ldc or the pointer), a lane's run of 4 floats goes to C in the widest pieces its address allows (one 16-byte vector, two 8-byte ones, or a float, an 8-byte vector and a float), in the stores and reads of C and in red=4's atomic additions; 0: one float at a time" },
   { name = "walk", type = "int", default = 0, values = { 0, 1, 2 }, omit_default = true,
     doc = "cp.async single-float copies with cc=1: 1 the K loop's source pointers advance by a step each tile (bk, or bk * ld along a contiguous M or N) instead of being rebuilt from k; 2 as 1, and a copy that reads nothing keeps its pointer (cp.async reads no byte of it) instead of the operand's base" },
   { name = "spread", type = "int", default = 0, values = { 0, 1 }, omit_default = true,
@@ -294,6 +296,10 @@ function T.check(cfg, limits)
     return fail("red=4 adds 4 consecutive floats of a lane's patch at once: it needs tn %% 4 == 0 (tn=%d) and sm_90 or newer (target %s)",
       cfg.tn, limits.name)
   end
+  if cfg.cva == 1 and (cfg.tn % 4 ~= 0 or (cfg.splitk > 1 or cfg.sk > 0) and cfg.red ~= 4) then
+    return fail("cva=1 writes a lane's runs of 4 floats of C in pieces by their alignment: it needs tn %% 4 == 0, and with split-K or stream-K red=4 (tn=%d, splitk=%d, sk=%d, red=%d)",
+      cfg.tn, cfg.splitk, cfg.sk, cfg.red)
+  end
   if cfg.cst == 1 and (cfg.splitk > 1 or cfg.wk > 1 or cfg.tn % 4 ~= 0) then
     return fail("cst=1 stores C's rows that are not 16-byte vectors through shared memory, a warp's sub-tile row at a time: it needs splitk=1, wk=1 and tn %% 4 == 0 (splitk=%d, wk=%d, tn=%d)",
       cfg.splitk, cfg.wk, cfg.tn)
@@ -422,7 +428,7 @@ function T.render(cfg, meta)
   header.emit(w, T, cfg, d, meta)
   w:blank()
   ptx.cp_async(w, d)
-  if d.red4 then ptx.red_add4(w) end
+  if d.red4 then ptx.red_add4(w, cfg.cva == 1) end
   if d.sk then schedule.sk_helper(w, cfg) end
   if d.overlap then ptx.dep_launch(w) end
   if d.cl then ptx.cluster(w) end

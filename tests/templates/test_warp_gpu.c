@@ -176,7 +176,8 @@ static const char *const pk_configs[] = {
     "bm=128 bn=128 bk=8 wm=64 wn=64 stages=1 raster=1 vec=4 pack=1 sk=2 red=4 xb=1 skw=1",
 };
 
-/* red = 4, and cst = 1's staged stores, into ragged rows of C, each in its layouts (test_realigned_red) */
+/* red = 4, cst = 1's staged stores and cva = 1's pieces, into ragged rows of C, each in its layouts
+ * (test_realigned_red) */
 static const struct { const char *config; const char *layouts; } rr_configs[] = {
     {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=2 vec=1 cc=1 sk=1 red=4", "nn nt tn tt"},
     {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=1 cc=1 splitk=3 red=4", "nn nt tn tt"},
@@ -207,6 +208,16 @@ static const struct { const char *config; const char *layouts; } rr_configs[] = 
      * across the steps of k) */
     {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 pred=1 cst=1 walk=2 spread=1", "nn nt tn tt"},
     {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=3 vec=1 cc=1 pred=1 sk=1 red=4 spread=1", "nn nt tn tt"},
+    /* cva=1: a lane's runs of 4 floats in pieces by their row's alignment (16, 8 + 8, or 4 + 8 + 4 bytes), in
+     * the stores of C (and its reads, beta != 0) and, with sk=2 (every tile shared at these sizes), in
+     * stream-K's additions; beside cst=1 (the stores staged, the additions in pieces) and skw=1 (the
+     * additions into the workspace, the stores in pieces); tm=2: a warp's lane rows 2 apart, so its lanes'
+     * alignments differ */
+    {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 cva=1", "nn nt tn tt"},
+    {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=3 vec=1 cc=1 pred=1 sk=2 red=4 walk=2 spread=1 cva=1", "nn nt tn tt"},
+    {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=2 vec=1 cc=1 sk=2 red=4 cst=1 cva=1", "nt tn"},
+    {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=1 vec=4 sk=2 red=4 xb=1 skw=1 cva=1", "nt"},
+    {"bm=64 bn=64 bk=8 wm=16 wn=64 tm=2 tn=4 ln=16 stages=2 vec=1 sk=2 red=4 cva=1", "nn tt"},
 };
 
 /* split-K with its beta pass overlapped, in the default layout (test_overlap) */

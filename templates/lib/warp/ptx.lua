@@ -30,12 +30,19 @@ function M.cp_async(w, d)
   w:blank()
 end
 
--- red = 4: four floats added into C by one reduction.
-function M.red_add4(w)
+-- red = 4: four floats added into C by one reduction; with `pairs` (cva = 1)
+-- also two (8-byte aligned).
+function M.red_add4(w, pairs)
   w:comment("C[p..p+3] += (a, b, c, d), each element atomically (sm_90 vector reduction).")
   w:open("__device__ __forceinline__ void kgen_red_add4(float* p, float a, float b, float c, float d)")
   w:line("asm volatile(\"red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\\n\" :: \"l\"(p), \"f\"(a), \"f\"(b), \"f\"(c), \"f\"(d) : \"memory\");")
   w:close()
+  if pairs then
+    w:comment("C[p..p+1] += (a, b), p 8-byte aligned.")
+    w:open("__device__ __forceinline__ void kgen_red_add2(float* p, float a, float b)")
+    w:line("asm volatile(\"red.global.add.v2.f32 [%0], {%1, %2};\\n\" :: \"l\"(p), \"f\"(a), \"f\"(b) : \"memory\");")
+    w:close()
+  end
   w:blank()
 end
 

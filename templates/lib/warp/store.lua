@@ -196,27 +196,64 @@ function M.emit(w, cfg, d, atomic, cv)
   if cv == 1 then
     if cfg.bounds == 1 then w:line("if (c < N) %s", one(0)) else w:line(one(0)) end
   else
-    local vt = VEC_TYPE[cv]
-    local comps = {}
-    for e = 0, cv - 1 do comps[#comps + 1] = string.format("alpha * acc[i][j + %d]", e) end
-    w:open("if (c_vec%s)", cfg.bounds == 1 and string.format(" && c + %d <= N", cv) or "")
-    if atomic then
-      w:line("kgen_red_add4(&crow[c], %s);", table.concat(comps, ", "))
-    else
+    -- the vector of n floats from c + e (C's address a multiple of 4 n bytes there)
+    local function piece(e, n)
+      local vt = VEC_TYPE[n]
+      local comps = {}
+      for x = e, e + n - 1 do comps[#comps + 1] = string.format("alpha * acc[i][j + %d]", x) end
+      local at = emit.add("c", e)
+      if atomic then
+        w:line("kgen_red_add%d(&crow[%s], %s);", n, at, table.concat(comps, ", "))
+        return
+      end
       w:line("%s v = make_%s(%s);", vt, vt, table.concat(comps, ", "))
       w:open("if (beta != 0.0f)")
-      w:line("const %s old = *reinterpret_cast<const %s*>(&crow[c]);", vt, vt)
-      for e = 0, cv - 1 do w:line("v.%s += beta * old.%s;", LANES[e + 1], LANES[e + 1]) end
+      w:line("const %s old = *reinterpret_cast<const %s*>(&crow[%s]);", vt, vt, at)
+      for x = 1, n do w:line("v.%s += beta * old.%s;", LANES[x], LANES[x]) end
       w:close()
-      w:line("*reinterpret_cast<%s*>(&crow[c]) = v;", vt)
+      w:line("*reinterpret_cast<%s*>(&crow[%s]) = v;", vt, at)
     end
-    w:reopen("else")
-    w:line("#pragma unroll")
-    w:open("for (int e = 0; e < %d; ++e)", cv)
-    if cfg.bounds == 1 then w:line("if (c + e >= N) break;") end
-    w:line(one("e"))
-    w:close()
-    w:close()
+    local function scalars()
+      w:line("#pragma unroll")
+      w:open("for (int e = 0; e < %d; ++e)", cv)
+      if cfg.bounds == 1 then w:line("if (c + e >= N) break;") end
+      w:line(one("e"))
+      w:close()
+    end
+    if cfg.cva == 1 and cv == 4 then
+      -- cva = 1: by the run's alignment, one 16-byte piece, two 8-byte ones,
+      -- or a float, 8 bytes and a float
+      if cfg.bounds == 1 then w:open("if (c + 4 <= N)") else w:open("") end
+      w:linec("const int s = c_vec ? 0 : (int)((reinterpret_cast<unsigned long long>(&crow[c]) >> 2) & 3);",
+        "floats past a 16-byte boundary")
+      w:open("if (s == 0)")
+      piece(0, 4)
+      w:reopen("else if (s == 2)")
+      w:open("")
+      piece(0, 2)
+      w:close()
+      w:open("")
+      piece(2, 2)
+      w:close()
+      w:reopen("else")
+      w:line(one(0))
+      w:open("")
+      piece(1, 2)
+      w:close()
+      w:line(one(3))
+      w:close()
+      if cfg.bounds == 1 then
+        w:reopen("else")
+        scalars()
+      end
+      w:close()
+    else
+      w:open("if (c_vec%s)", cfg.bounds == 1 and string.format(" && c + %d <= N", cv) or "")
+      piece(0, cv)
+      w:reopen("else")
+      scalars()
+      w:close()
+    end
   end
   w:close()
   w:close()
