@@ -141,6 +141,10 @@ static const struct {
     {"cst=1 wk=2", "cst=1"},
     {"cst=1 tn=2 wn=32 wm=32", "cst=1"},
     {"cst=2", "cst"},
+    {"cva=1 tn=2 wn=32 wm=32", "cva=1"},
+    {"cva=1 splitk=2", "cva=1"},
+    {"cva=1 sk=1", "cva=1"},
+    {"cva=2", "cva"},
     {"walk=1", "walk=1"},
     {"walk=2 vec=1 cc=0", "walk=2"},
     {"walk=1 vec=1 stages=1", "walk=1"},
@@ -159,7 +163,10 @@ typedef struct walk {
     int m, n, k, lda, ldb, ldc, at, bt;
     int entries, touched, bad;
     int staged;              /* entries of cst=1's staged store of C */
+    int cva;                 /* entries of cva=1's pieces of C */
     int shared, width;       /* of the current entry */
+    int c_store;             /* the current entry stores (or adds) into C */
+    unsigned char *c_count;  /* per float of C: stores into it (NULL: not counted) */
     char array[8];
     long limit;              /* the highest float offset + 1 the entry's array may touch */
 } walk;
@@ -179,9 +186,12 @@ static void walk_entry(void *ud, int e, const kgi_access_decl *d)
     w->bad = 0;
     if (strstr(d->name, "staged C") || strstr(d->name, "stage C"))
         w->staged++;
+    if (strstr(d->name, "-byte pieces"))
+        w->cva++;
     w->shared = d->shared;
     w->width = d->width;
     snprintf(w->array, sizeof w->array, "%s", d->array);
+    w->c_store = !d->shared && d->store && w->array[0] == 'C';
     w->limit = w->shared ? w->smem / 4
              : w->array[0] == 'A' ? (long)(w->at ? w->k : w->m) * w->lda
              : w->array[0] == 'B' ? (long)(w->bt ? w->n : w->k) * w->ldb
@@ -198,6 +208,10 @@ static void walk_request(void *ud, int e, int it, int warp, const long long *add
         w->touched++;
         if (a + w->width / 4 > w->limit || (a % (w->width / 4)) != 0)
             w->bad = 1;
+        else if (w->c_count && w->c_store)
+            for (int f = 0; f < w->width / 4; f++)
+                if (w->c_count[a + f] < 255)
+                    w->c_count[a + f]++;
     }
 }
 
@@ -228,6 +242,48 @@ static void check_accesses_ldc(kg_context *ctx, const char *config, int m, int n
     int staged = strstr(config, "cst=1") && w.ldc % 4 != 0;
     CHECK_MSG(w.staged == (staged ? 2 : 0), "%s (ldc %d): %d staged entries listed, %d expected", config, w.ldc,
               w.staged, staged ? 2 : 0);
+    free(w.c_count);
+}
+
+/* cva=1 where ldc is not a multiple of 4: the pieces' entries (3 widths, for the load and the store, or for
+ * split-K's additions alone), and every float of block (0, 0)'s tile of C (bm x bn within M x N) stored or
+ * added exactly once by the entries, no other float (not checked where `exact` is 0: split-K's realigned
+ * additions leave a row segment's single floats unlisted). */
+static void check_cva_accesses(kg_context *ctx, const char *config, int bm, int bn, int m, int n, int k, int ldc,
+                               int want_entries, int exact)
+{
+    char err[1024];
+    kg_source *src;
+    CHECK_MSG(kg_render(ctx, "matmul_warp", config, &src) == KG_OK, "%s: %s", config, kg_last_error(ctx));
+    walk w = {.config = config, .m = m, .n = n, .k = k};
+    w.smem = (long)(src->geo.smem_static + src->geo.smem_dynamic);
+    int threads = (int)src->geo.block[0];
+    w.at = src->geo.layout[0] == 't';
+    w.bt = src->geo.layout[1] == 't';
+    kg_source_free(src);
+    w.lda = ((w.at ? m : k) + 4) / 4 * 4;
+    w.ldb = ((w.bt ? k : n) + 4) / 4 * 4;
+    w.ldc = ldc;
+    w.c_count = calloc((size_t)m * (size_t)ldc, 1);
+    CHECK(w.c_count != NULL);
+    if (!w.c_count)
+        return;
+    kgi_access_walk walk_of = {m, n, k, w.lda, w.ldb, w.ldc, threads, 32, &w, walk_begin, walk_entry, walk_request};
+    int missing;
+    kg_status st = kgi_host_accesses(ctx->host, "matmul_warp", config, &walk_of, &missing, err, sizeof err);
+    CHECK_MSG(st == KG_OK, "%s: accesses(): %s", config, err);
+    CHECK_MSG(!w.bad, "%s: accesses() entry %d goes outside %s or is misaligned", config, w.entries, w.array);
+    CHECK_MSG(w.cva == want_entries, "%s (ldc %d): %d cva entries listed, %d expected", config, ldc, w.cva,
+              want_entries);
+    int wrong = 0;
+    for (int r = 0; exact && r < m; r++)
+        for (int c = 0; c < ldc; c++) {
+            int want = r < bm && c < bn && c < n;
+            wrong += w.c_count[(size_t)r * ldc + c] != want;
+        }
+    CHECK_MSG(wrong == 0, "%s (%dx%d, ldc %d): %d floats of C stored other than once (block (0, 0)'s tile)", config,
+              m, n, ldc, wrong);
+    free(w.c_count);
 }
 
 static void check_accesses(kg_context *ctx, const char *config, int m, int n, int k)
@@ -419,6 +475,22 @@ int main(void)
                        7);
     check_accesses_ldc(ctx, "bm=128 bn=128 bk=8 wm=64 wn=64 stages=2 vec=1 sk=1 red=4 cst=1 layout=tn", 257, 131, 64,
                        131);
+    /* cva=1: C's runs in pieces by their alignment (rows of odd, 2 mod 4 and aligned ldc; a tile cut by N;
+     * split-K's additions with 16-byte copies; with 4-byte copies split-K realigns instead, and cst=1 stages) */
+    check_cva_accesses(ctx, "bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 cva=1", 64, 64, 131, 253, 100, 253, 6, 1);
+    check_cva_accesses(ctx, "bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 cva=1 layout=tt", 64, 64, 70, 50, 9, 50,
+                       6, 1);
+    check_cva_accesses(ctx, "bm=64 bn=64 bk=8 wm=16 wn=64 tm=2 tn=4 ln=16 stages=2 vec=1 cva=1", 64, 64, 99, 61, 30,
+                       63, 6, 1);
+    check_cva_accesses(ctx, "bm=128 bn=128 bk=8 wm=64 wn=64 stages=3 vec=1 cc=1 pred=1 sk=2 red=4 cva=1 layout=nt",
+                       128, 128, 257, 131, 64, 131, 6, 1);
+    check_cva_accesses(ctx, "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=4 cc=1 splitk=4 red=4 cva=1 layout=nt", 64,
+                       128, 65, 201, 64, 201, 3, 1);
+    check_cva_accesses(ctx, "bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 splitk=3 red=4 cva=1", 64, 64, 65, 129,
+                       64, 129, 0, 0);
+    check_cva_accesses(ctx, "bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 cst=1 cva=1", 64, 64, 131, 253, 100,
+                       253, 0, 1);
+    check_cva_accesses(ctx, "bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 cva=1", 64, 64, 131, 252, 100, 252, 0, 1);
     kg_context_close(ctx);
     TEST_DONE();
 }

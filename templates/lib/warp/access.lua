@@ -164,8 +164,53 @@ function M.list(cfg, d, shape)
     end
     return list
   end
-  local per_row = realign and d.cols // 4 or d.cols // cv
   local kinds = atomic and { "store" } or { "load", "store" }
+  if cfg.cva == 1 and d.cv == 4 and cv == 1 and not realign then
+    -- cva = 1 (store.lua's pieces): each run of 4 floats by its alignment s
+    -- (floats past a 16-byte boundary): s = 0 one 16-byte piece, s = 2 two
+    -- 8-byte ones, s odd a float, 8 bytes and a float; a run past N one
+    -- float at a time. Three entries per kind, by the pieces' width.
+    local runs = d.cols // 4
+    local function run_of(tid, it)
+      if tid >= d.tile_threads then return nil end -- only group 0 stores
+      local a_off, b_off = offsets(cfg, d, tid)
+      local i, j = it // runs, (it % runs) * 4
+      local r = a_off + (i // cfg.tm) * d.pass_m + i % cfg.tm
+      local c = b_off + (j // cfg.tn) * d.pass_n + j % cfg.tn
+      if r >= shape.M or c >= shape.N then return nil end
+      return r * shape.ldc + c, (r * shape.ldc + c) % 4, c + 4 <= shape.N, c
+    end
+    -- the piece's first float within the run, or nil: (s, whole run in N, piece number)
+    local pieces = {
+      { width = 16, per = 1, at = function(s, whole) return whole and s == 0 and 0 or nil end },
+      { width = 8, per = 2, at = function(s, whole, p)
+        if not whole or s == 0 then return nil end
+        if s == 2 then return 2 * p end
+        return p == 0 and 1 or nil
+      end },
+      { width = 4, per = 4, at = function(s, whole, e, c)
+        if not whole then return c + e < shape.N and e or nil end
+        return s % 2 == 1 and (e == 0 or e == 3) and e or nil
+      end },
+    }
+    for _, kind in ipairs(kinds) do
+      for _, pc in ipairs(pieces) do
+        list[#list + 1] = {
+          name = string.format("%s: %d-byte pieces", atomic and "atomicAdd to C"
+            or (kind == "load" and "load C (beta != 0)" or "store C"), pc.width),
+          space = "global", op = kind, array = "C", width = pc.width, iters = d.rows * runs * pc.per,
+          addr = function(tid, it)
+            local base, s, whole, c = run_of(tid, it // pc.per)
+            if base == nil then return nil end
+            local e = pc.at(s, whole, it % pc.per, c)
+            return e and base + e or nil
+          end,
+        }
+      end
+    end
+    return list
+  end
+  local per_row = realign and d.cols // 4 or d.cols // cv
   for _, kind in ipairs(kinds) do
     list[#list + 1] = {
       name = atomic and (realign and "atomicAdd to C (realigned)" or "atomicAdd to C")
