@@ -183,6 +183,9 @@ T.params = {
 -- so in the space they would only add tied twins: the catalogue's build
 -- times them (KGEN_CATALOGUE_ADD), and kgen tune's auto strategy adds the
 -- catalogue's kernels that have them to its candidates (autotune/README.md).
+-- So does cva (left out: 0): C's odd rows in pieces by their alignment made
+-- kernels 0.38-0.98x as slow there and left 16-byte rows within 1-4 % (row
+-- 116); the model counts C's single stores but not the pieces.
 T.space = {
   bm = { 64, 128, 256 },
   bn = { 64, 128, 256 },

@@ -19,8 +19,11 @@
 #include "runtime/catalogue.h"
 #include "testutil.h"
 
-/* The committed sm_90 catalogue (row 113's file and kernels 56-58, the sk=2 twins of kernels 53 and 55 and of
- * kernel 53 with skw=1, docs/performance.md row 114): geometric mean 1.0227 against the fastest of its 58, worst
+/* The committed sm_90 catalogue (row 114's file with kernels 41, 51, 56 and 57 replaced by their cva=1 twins,
+ * docs/performance.md row 116): geometric mean 1.0221 against the fastest of its 58, worst 1.702 (tt
+ * 116x121x26987); against the fastest of the 58 and the 6 twins timed 1.0245, where row 114's file scores 1.0308.
+ * Row 114's file (row 113's file and kernels 56-58, the sk=2 twins of kernels 53 and 55 and of
+ * kernel 53 with skw=1): geometric mean 1.0227 against the fastest of its 58, worst
  * 1.669 (tn 31x128x23488); against the fastest of the 58 timed, the 55 alone score 1.0260. Row 113's file (row
  * 112's and kernels 53-55, the spread=1 twins of kernels 9, 37 and 27 with 3 stages and walk=2): geometric mean
  * 1.0232 against the fastest of its 55, worst 1.669 (tn 31x128x23488); against the fastest of the 55 timed with
