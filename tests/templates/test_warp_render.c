@@ -215,34 +215,42 @@ static void walk_request(void *ud, int e, int it, int warp, const long long *add
     }
 }
 
-/* Calls accesses(cfg, shape) and checks every address it lists; ldc as given where > 0 (C's rows then as
- * the caller makes them), else padded like lda and ldb. */
-static void check_accesses_ldc(kg_context *ctx, const char *config, int m, int n, int k, int ldc)
+/* Calls accesses(cfg, shape) into *w (its c_count as the caller set it) and checks every address it lists;
+ * ldc as given where > 0 (C's rows then as the caller makes them), else padded like lda and ldb. */
+static void walk_accesses(kg_context *ctx, walk *w, const char *config, int m, int n, int k, int ldc)
 {
     char err[1024];
     kg_source *src;
     CHECK_MSG(kg_render(ctx, "matmul_warp", config, &src) == KG_OK, "%s: %s", config, kg_last_error(ctx));
-    walk w = {.config = config, .m = m, .n = n, .k = k};
-    w.smem = (long)(src->geo.smem_static + src->geo.smem_dynamic);
+    w->config = config;
+    w->m = m;
+    w->n = n;
+    w->k = k;
+    w->smem = (long)(src->geo.smem_static + src->geo.smem_dynamic);
     int threads = (int)src->geo.block[0];
-    w.at = src->geo.layout[0] == 't';
-    w.bt = src->geo.layout[1] == 't';
+    w->at = src->geo.layout[0] == 't';
+    w->bt = src->geo.layout[1] == 't';
     kg_source_free(src);
     /* leading dimensions padded to the next multiple of 4 (vector copies stay aligned) */
-    w.lda = ((w.at ? m : k) + 4) / 4 * 4;
-    w.ldb = ((w.bt ? k : n) + 4) / 4 * 4;
-    w.ldc = ldc > 0 ? ldc : (n + 4) / 4 * 4;
-    kgi_access_walk walk_of = {m, n, k, w.lda, w.ldb, w.ldc, threads, 32, &w, walk_begin, walk_entry, walk_request};
+    w->lda = ((w->at ? m : k) + 4) / 4 * 4;
+    w->ldb = ((w->bt ? k : n) + 4) / 4 * 4;
+    w->ldc = ldc > 0 ? ldc : (n + 4) / 4 * 4;
+    kgi_access_walk walk_of = {m, n, k, w->lda, w->ldb, w->ldc, threads, 32, w, walk_begin, walk_entry, walk_request};
     int missing;
     kg_status st = kgi_host_accesses(ctx->host, "matmul_warp", config, &walk_of, &missing, err, sizeof err);
     CHECK_MSG(st == KG_OK, "%s: accesses(): %s", config, err);
-    CHECK_MSG(!w.bad, "%s: accesses() entry %d (%s) goes outside %s or is misaligned", config, w.entries,
-              w.shared ? "shared" : "global", w.array);
-    CHECK_MSG(w.entries >= 6 && w.touched > 0, "%s: accesses() listed %d entries", config, w.entries);
+    CHECK_MSG(!w->bad, "%s: accesses() entry %d (%s) goes outside %s or is misaligned", config, w->entries,
+              w->shared ? "shared" : "global", w->array);
+    CHECK_MSG(w->entries >= 6 && w->touched > 0, "%s: accesses() listed %d entries", config, w->entries);
+}
+
+static void check_accesses_ldc(kg_context *ctx, const char *config, int m, int n, int k, int ldc)
+{
+    walk w = {0};
+    walk_accesses(ctx, &w, config, m, n, k, ldc);
     int staged = strstr(config, "cst=1") && w.ldc % 4 != 0;
     CHECK_MSG(w.staged == (staged ? 2 : 0), "%s (ldc %d): %d staged entries listed, %d expected", config, w.ldc,
               w.staged, staged ? 2 : 0);
-    free(w.c_count);
 }
 
 /* cva=1 where ldc is not a multiple of 4: the pieces' entries (3 widths, for the load and the store, or for
@@ -252,27 +260,11 @@ static void check_accesses_ldc(kg_context *ctx, const char *config, int m, int n
 static void check_cva_accesses(kg_context *ctx, const char *config, int bm, int bn, int m, int n, int k, int ldc,
                                int want_entries, int exact)
 {
-    char err[1024];
-    kg_source *src;
-    CHECK_MSG(kg_render(ctx, "matmul_warp", config, &src) == KG_OK, "%s: %s", config, kg_last_error(ctx));
-    walk w = {.config = config, .m = m, .n = n, .k = k};
-    w.smem = (long)(src->geo.smem_static + src->geo.smem_dynamic);
-    int threads = (int)src->geo.block[0];
-    w.at = src->geo.layout[0] == 't';
-    w.bt = src->geo.layout[1] == 't';
-    kg_source_free(src);
-    w.lda = ((w.at ? m : k) + 4) / 4 * 4;
-    w.ldb = ((w.bt ? k : n) + 4) / 4 * 4;
-    w.ldc = ldc;
-    w.c_count = calloc((size_t)m * (size_t)ldc, 1);
+    walk w = {.c_count = calloc((size_t)m * (size_t)ldc, 1)};
     CHECK(w.c_count != NULL);
     if (!w.c_count)
         return;
-    kgi_access_walk walk_of = {m, n, k, w.lda, w.ldb, w.ldc, threads, 32, &w, walk_begin, walk_entry, walk_request};
-    int missing;
-    kg_status st = kgi_host_accesses(ctx->host, "matmul_warp", config, &walk_of, &missing, err, sizeof err);
-    CHECK_MSG(st == KG_OK, "%s: accesses(): %s", config, err);
-    CHECK_MSG(!w.bad, "%s: accesses() entry %d goes outside %s or is misaligned", config, w.entries, w.array);
+    walk_accesses(ctx, &w, config, m, n, k, ldc);
     CHECK_MSG(w.cva == want_entries, "%s (ldc %d): %d cva entries listed, %d expected", config, ldc, w.cva,
               want_entries);
     int wrong = 0;
