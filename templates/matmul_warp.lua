@@ -303,6 +303,12 @@ function T.check(cfg, limits)
     return fail("cva=1 writes a lane's runs of 4 floats of C in pieces by their alignment: it needs tn %% 4 == 0, and with split-K or stream-K red=4 (tn=%d, splitk=%d, sk=%d, red=%d)",
       cfg.tn, cfg.splitk, cfg.sk, cfg.red)
   end
+  if cfg.cva == 1 and cfg.splitk > 1 and cfg.vec < 4 then
+    return fail("cva=1 changes nothing here: split-K with vec=%d regroups its additions into C's odd rows at their 16-byte boundaries already (red=4); use cva=0", cfg.vec)
+  end
+  if cfg.cva == 1 and cfg.cst == 1 and cfg.sk == 0 then
+    return fail("cva=1 changes nothing here: cst=1 stages C's stores where its rows are not 16-byte vectors, and without stream-K nothing is added into C; use cva=0")
+  end
   if cfg.cst == 1 and (cfg.splitk > 1 or cfg.wk > 1 or cfg.tn % 4 ~= 0) then
     return fail("cst=1 stores C's rows that are not 16-byte vectors through shared memory, a warp's sub-tile row at a time: it needs splitk=1, wk=1 and tn %% 4 == 0 (splitk=%d, wk=%d, tn=%d)",
       cfg.splitk, cfg.wk, cfg.tn)

@@ -220,9 +220,10 @@ function M.emit(w, cfg, d, atomic, cv)
       w:line(one("e"))
       w:close()
     end
-    if cfg.cva == 1 and cv == 4 then
+    if cfg.cva == 1 and cv == 4 and not (realign or stage) then
       -- cva = 1: by the run's alignment, one 16-byte piece, two 8-byte ones,
-      -- or a float, 8 bytes and a float
+      -- or a float, 8 bytes and a float (past realign's and stage's test
+      -- of c_vec, C's rows are 16-byte vectors: nothing to piece)
       if cfg.bounds == 1 then w:open("if (c + 4 <= N)") else w:open("") end
       w:linec("const int s = c_vec ? 0 : (int)((reinterpret_cast<unsigned long long>(&crow[c]) >> 2) & 3);",
         "floats past a 16-byte boundary")
