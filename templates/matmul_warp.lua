@@ -299,19 +299,23 @@ function T.check(cfg, limits)
     return fail("red=4 adds 4 consecutive floats of a lane's patch at once: it needs tn %% 4 == 0 (tn=%d) and sm_90 or newer (target %s)",
       cfg.tn, limits.name)
   end
-  if cfg.cva == 1 and (cfg.tn % 4 ~= 0 or (cfg.splitk > 1 or cfg.sk > 0) and cfg.red ~= 4) then
-    return fail("cva=1 writes a lane's runs of 4 floats of C in pieces by their alignment: it needs tn %% 4 == 0, and with split-K or stream-K red=4 (tn=%d, splitk=%d, sk=%d, red=%d)",
-      cfg.tn, cfg.splitk, cfg.sk, cfg.red)
-  end
-  if cfg.cva == 1 and cfg.splitk > 1 and cfg.vec < 4 then
-    return fail("cva=1 changes nothing here: split-K with vec=%d regroups its additions into C's odd rows at their 16-byte boundaries already (red=4); use cva=0", cfg.vec)
-  end
-  if cfg.cva == 1 and cfg.cst == 1 and cfg.sk == 0 then
-    return fail("cva=1 changes nothing here: cst=1 stages C's stores where its rows are not 16-byte vectors, and without stream-K nothing is added into C; use cva=0")
+  if cfg.cva == 1 and cfg.tn % 4 ~= 0 then
+    return fail("cva=1 writes a lane's runs of 4 floats of C in pieces by their alignment: it needs tn %% 4 == 0 (tn=%d)",
+      cfg.tn)
   end
   if cfg.cst == 1 and (cfg.splitk > 1 or cfg.wk > 1 or cfg.tn % 4 ~= 0) then
     return fail("cst=1 stores C's rows that are not 16-byte vectors through shared memory, a warp's sub-tile row at a time: it needs splitk=1, wk=1 and tn %% 4 == 0 (splitk=%d, wk=%d, tn=%d)",
       cfg.splitk, cfg.wk, cfg.tn)
+  end
+  -- cva = 1 where none of C's writes would be pieced: a twin of the kernel without it
+  if cfg.cva == 1 and cfg.splitk > 1 and (cfg.red ~= 4 or cfg.vec < 4) then
+    return fail("cva=1 changes nothing here: split-K only adds into C, and with %s; use cva=0",
+      cfg.red ~= 4 and string.format("red=%d (cl=%d) its additions are single floats or sums in shared memory", cfg.red, cfg.cl)
+        or string.format("vec=%d and red=4 it regroups them at each row's 16-byte boundaries already", cfg.vec))
+  end
+  if cfg.cva == 1 and cfg.cst == 1 and (cfg.sk == 0 or cfg.skw == 1) then
+    return fail("cva=1 changes nothing here: cst=1 stages the stores of C's rows that are not 16-byte vectors, and %s; use cva=0",
+      cfg.sk == 0 and "without stream-K nothing is added into C" or "with skw=1 stream-K's pieces go to the workspace there")
   end
   local d = derive(cfg)
   if d.threads > limits.max_threads_per_block then

@@ -210,9 +210,9 @@ static const struct { const char *config; const char *layouts; } rr_configs[] = 
     {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=3 vec=1 cc=1 pred=1 sk=1 red=4 spread=1", "nn nt tn tt"},
     /* cva=1: a lane's runs of 4 floats in pieces by their row's alignment (16, 8 + 8, or 4 + 8 + 4 bytes), in
      * the stores of C (and its reads, beta != 0) and, with sk=2 (every tile shared at these sizes), in
-     * stream-K's additions; beside cst=1 (the stores staged, the additions in pieces) and skw=1 (the
-     * additions into the workspace, the stores in pieces); tm=2: a warp's lane rows 2 apart, so its lanes'
-     * alignments differ */
+     * stream-K's additions; beside cst=1 (the stores staged, the additions in pieces) and skw=1 (at these
+     * sizes every tile is shared and added through the workspace: the pieced stores are compiled, not run);
+     * tm=2: a warp's lane rows 2 apart, so its lanes' alignments differ */
     {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 cva=1", "nn nt tn tt"},
     {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=3 vec=1 cc=1 pred=1 sk=2 red=4 walk=2 spread=1 cva=1", "nn nt tn tt"},
     {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=2 vec=1 cc=1 sk=2 red=4 cst=1 cva=1", "nt tn"},

@@ -76,6 +76,13 @@ static const struct {
     {"bm=128 bn=16 bk=8 wm=32 wn=16 tm=4 tn=4 ln=4 stages=1 vec=4 pack=1 cst=1", 128, 0},
     {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=1 vec=4 sk=2 red=4 xb=1 minb=2 cst=1 layout=nt", 255, 0},
     {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=2 vec=1 sk=1 red=4 cst=1 layout=tn", 255, 1},
+    /* cva=1: C's odd rows in pieces by their alignment (stores, stream-K's vector additions and its single ones,
+     * split-K's with 16-byte copies, bounds=0) */
+    {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 cva=1", 128, 0},
+    {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=3 vec=1 cc=1 pred=1 sk=2 red=4 walk=2 spread=1 cva=1 layout=tt", 255, 0},
+    {"bm=64 bn=128 bk=16 wm=32 wn=32 stages=3 sk=1 cva=1 layout=tn", 0, 0},
+    {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=4 cc=1 splitk=4 red=4 cva=1 layout=nt", 0, 0},
+    {"bm=64 bn=64 bk=16 wm=32 wn=32 bounds=0 stages=1 at=0 cva=1", 0, 1},
     /* walk=1, 2: the K loop's shared source pointers advance by bk a tile (transposing lines in nt, a
      * contiguous M and N in tn; split-K's and stream-K's slices start them at their first tile) */
     {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 walk=2 layout=nt", 128, 0},
@@ -143,7 +150,9 @@ static const struct {
     {"cst=2", "cst"},
     {"cva=1 tn=2 wn=32 wm=32", "cva=1"},
     {"cva=1 splitk=2", "cva=1"},
-    {"cva=1 sk=1", "cva=1"},
+    {"cva=1 cl=1 splitk=2", "cva=1 changes nothing"},
+    {"cva=1 sk=1 red=4 skw=1 cst=1", "cva=1 changes nothing"},
+    {"cva=1 wk=2 cst=1 bk=16", "cst=1"},
     {"cva=2", "cva"},
     {"cva=1 splitk=3 red=4 vec=1 stages=3 cc=1", "cva=1 changes nothing"},
     {"cva=1 cst=1", "cva=1 changes nothing"},
@@ -169,6 +178,7 @@ typedef struct walk {
     int shared, width;       /* of the current entry */
     int c_store;             /* the current entry stores (or adds) into C */
     unsigned char *c_count;  /* per float of C: stores into it (NULL: not counted) */
+    unsigned char *c_width;  /* per float of C: the bytes of the last store into it */
     char array[8];
     long limit;              /* the highest float offset + 1 the entry's array may touch */
 } walk;
@@ -212,8 +222,10 @@ static void walk_request(void *ud, int e, int it, int warp, const long long *add
             w->bad = 1;
         else if (w->c_count && w->c_store)
             for (int f = 0; f < w->width / 4; f++)
-                if (w->c_count[a + f] < 255)
+                if (w->c_count[a + f] < 255) {
                     w->c_count[a + f]++;
+                    w->c_width[a + f] = (unsigned char)w->width;
+                }
     }
 }
 
@@ -257,26 +269,40 @@ static void check_accesses_ldc(kg_context *ctx, const char *config, int m, int n
 
 /* cva=1 where ldc is not a multiple of 4: the pieces' entries (3 widths, for the load and the store, or for
  * split-K's additions alone), and every float of block (0, 0)'s tile of C (bm x bn within M x N) stored or
- * added exactly once by the entries, no other float. */
+ * added exactly once by the entries, no other float; where there are pieces, each float by the piece its run's
+ * alignment gives it (C at a 16-byte boundary; s the run's floats past one): s = 0 16 bytes, s = 2 8 bytes,
+ * s odd 4 + 8 + 4, a run cut by N one float at a time. */
 static void check_cva_accesses(kg_context *ctx, const char *config, int bm, int bn, int m, int n, int k, int ldc,
                                int want_entries)
 {
-    walk w = {.c_count = calloc((size_t)m * (size_t)ldc, 1)};
-    CHECK(w.c_count != NULL);
-    if (!w.c_count)
+    walk w = {.c_count = calloc((size_t)m * (size_t)ldc, 1), .c_width = calloc((size_t)m * (size_t)ldc, 1)};
+    CHECK(w.c_count && w.c_width);
+    if (!w.c_count || !w.c_width) {
+        free(w.c_count);
+        free(w.c_width);
         return;
+    }
     walk_accesses(ctx, &w, config, m, n, k, ldc);
     CHECK_MSG(w.cva == want_entries, "%s (ldc %d): %d cva entries listed, %d expected", config, ldc, w.cva,
               want_entries);
-    int wrong = 0;
+    int wrong = 0, width = 0;
     for (int r = 0; r < m; r++)
         for (int c = 0; c < ldc; c++) {
+            size_t at = (size_t)r * ldc + c;
             int want = r < bm && c < bn && c < n;
-            wrong += w.c_count[(size_t)r * ldc + c] != want;
+            wrong += w.c_count[at] != want;
+            if (!want || want_entries == 0)
+                continue;
+            int c0 = c / 4 * 4, s = (int)(((long)r * ldc + c0) % 4), f = c - c0;
+            int piece = c0 + 4 > n ? 4 : s == 0 ? 16 : s == 2 ? 8 : f == 0 || f == 3 ? 4 : 8;
+            width += w.c_width[at] != piece;
         }
     CHECK_MSG(wrong == 0, "%s (%dx%d, ldc %d): %d floats of C stored other than once (block (0, 0)'s tile)", config,
               m, n, ldc, wrong);
+    CHECK_MSG(width == 0, "%s (%dx%d, ldc %d): %d floats of C stored in a piece their alignment does not give", config,
+              m, n, ldc, width);
     free(w.c_count);
+    free(w.c_width);
 }
 
 static void check_accesses(kg_context *ctx, const char *config, int m, int n, int k)
@@ -468,8 +494,9 @@ int main(void)
                        7);
     check_accesses_ldc(ctx, "bm=128 bn=128 bk=8 wm=64 wn=64 stages=2 vec=1 sk=1 red=4 cst=1 layout=tn", 257, 131, 64,
                        131);
-    /* cva=1: C's runs in pieces by their alignment (rows of odd, 2 mod 4 and aligned ldc; a tile cut by N;
-     * split-K's additions with 16-byte copies); at 16-byte rows none */
+    /* cva=1: C's runs in pieces by their alignment (rows of odd, 2 mod 4 and aligned ldc; tiles cut by N and by
+     * M; a last run that ends at N; stream-K with single additions; split-K's additions with 16-byte copies); at
+     * 16-byte rows none */
     check_cva_accesses(ctx, "bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 cva=1", 64, 64, 131, 253, 100, 253, 6);
     check_cva_accesses(ctx, "bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 cva=1 layout=tt", 64, 64, 70, 50, 9, 50,
                        6);
@@ -479,6 +506,10 @@ int main(void)
                        128, 128, 257, 131, 64, 131, 6);
     check_cva_accesses(ctx, "bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=4 cc=1 splitk=4 red=4 cva=1 layout=nt", 64,
                        128, 65, 201, 64, 201, 3);
+    check_cva_accesses(ctx, "bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 cva=1", 64, 64, 37, 45, 20, 47, 6);
+    check_cva_accesses(ctx, "bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 cva=1", 64, 64, 70, 60, 20, 63, 6);
+    check_cva_accesses(ctx, "bm=64 bn=128 bk=16 wm=32 wn=32 stages=3 sk=1 cva=1 layout=tn", 64, 128, 100, 203, 40, 205,
+                       6);
     check_cva_accesses(ctx, "bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 cva=1", 64, 64, 131, 252, 100, 252, 0);
     kg_context_close(ctx);
     TEST_DONE();

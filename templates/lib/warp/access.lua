@@ -169,7 +169,10 @@ function M.list(cfg, d, shape)
     -- cva = 1 (store.lua's pieces): each run of 4 floats by its alignment s
     -- (floats past a 16-byte boundary): s = 0 one 16-byte piece, s = 2 two
     -- 8-byte ones, s odd a float, 8 bytes and a float; a run past N one
-    -- float at a time. Three entries per kind, by the pieces' width.
+    -- float at a time. Three entries per kind, by the pieces' width: a
+    -- "request" of one then holds lanes of different instructions (s = 2's
+    -- first 8 bytes beside s odd's middle ones), so its sector count is
+    -- approximate; the floats each entry touches are exact.
     local runs = d.cols // 4
     local function run_of(tid, it)
       if tid >= d.tile_threads then return nil end -- only group 0 stores
