@@ -180,12 +180,21 @@ int kgi_space_piece(const kgi_space_tmpl *t, int p, const char *value, char *out
     return n < 0 ? 0 : (size_t)n < len ? n : (int)len - 1;
 }
 
+/* Parameter p's value `text` among its first n values, or -1. */
+static int value_index(const kgi_space_tmpl *t, int p, const char *text, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(t->value[p][i], text) == 0)
+            return i;
+    return -1;
+}
+
 /* The raw index of value `text` of parameter p (added when new), or -1. */
 static int raw_index(kgi_space_tmpl *t, int p, const char *text)
 {
-    for (int i = 0; i < t->nraw[p]; i++)
-        if (strcmp(t->value[p][i], text) == 0)
-            return i;
+    int i = value_index(t, p, text, t->nraw[p]);
+    if (i >= 0)
+        return i;
     if (t->nraw[p] == KGI_SPACE_MAX_VALUES)
         return -1;
     snprintf(t->value[p][t->nraw[p]], 32, "%s", text);
@@ -853,10 +862,7 @@ static int coord_of(const kgi_space_tmpl *t, const char *config, unsigned char *
         char v[32];
         if (param_text(t, config, q, v, sizeof v) != 0)
             return -1;
-        int r = -1;
-        for (int i = 0; i < t->nvalues[q] && r < 0; i++)
-            if (strcmp(t->value[q][i], v) == 0)
-                r = i;
+        int r = value_index(t, q, v, t->nvalues[q]);
         if (r < 0)
             return -1;
         coord[q] = (unsigned char)r;
