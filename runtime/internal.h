@@ -125,6 +125,10 @@ kg_status kgi_driver_version(kg_context *ctx, int *version);
  * KG_OK when it is within kgi_gemm_tolerance(k), KG_ERR_WRONG otherwise. */
 kg_status kgi_verify_kernel(kg_context *ctx, const kg_kernel *kern, int m, int n, int k, float alpha,
                             float beta, int ld_pad, unsigned long long seed, double *error);
+/* The same with C placed `c_shift` floats (0-3) past a 16-byte boundary: the
+ * floats before it are a sentinel that must survive, like C's padding. */
+kg_status kgi_verify_kernel_at(kg_context *ctx, const kg_kernel *kern, int m, int n, int k, float alpha,
+                               float beta, int ld_pad, int c_shift, unsigned long long seed, double *error);
 
 /* runtime/timing.c: times launches of `kern` on `g` with CUDA events: warm-up,
  * then repetitions until the interquartile spread is under 2% of the median

@@ -213,21 +213,30 @@ static void fill_bits(float *x, size_t n, unsigned bits)
 kg_status kgi_verify_kernel(kg_context *ctx, const kg_kernel *kern, int m, int n, int k, float alpha, float beta,
                             int ld_pad, unsigned long long seed, double *error)
 {
+    return kgi_verify_kernel_at(ctx, kern, m, n, k, alpha, beta, ld_pad, 0, seed, error);
+}
+
+kg_status kgi_verify_kernel_at(kg_context *ctx, const kg_kernel *kern, int m, int n, int k, float alpha, float beta,
+                               int ld_pad, int c_shift, unsigned long long seed, double *error)
+{
     *error = INFINITY;
-    if (!ctx || !kern || m < 1 || n < 1 || k < 1 || ld_pad < 0)
-        return ctx ? kgi_fail(ctx, KG_ERR_INVALID_ARG, "kgi_verify_kernel: bad arguments (M=%d N=%d K=%d ld_pad=%d)",
-                              m, n, k, ld_pad)
+    if (!ctx || !kern || m < 1 || n < 1 || k < 1 || ld_pad < 0 || c_shift < 0 || c_shift > 3)
+        return ctx ? kgi_fail(ctx, KG_ERR_INVALID_ARG,
+                              "kgi_verify_kernel: bad arguments (M=%d N=%d K=%d ld_pad=%d c_shift=%d)", m, n, k,
+                              ld_pad, c_shift)
                    : KG_ERR_INVALID_ARG;
     const char *layout = kern->geo.layout[0] ? kern->geo.layout : "nn";
     int at = layout[0] == 't', bt = layout[1] == 't';
     int arows = at ? k : m, acols = at ? m : k, brows = bt ? n : k, bcols = bt ? k : n;
     int lda = acols + ld_pad, ldb = bcols + ld_pad, ldc = n + ld_pad;
-    size_t na = (size_t)arows * lda, nb = (size_t)brows * ldb, nc = (size_t)m * ldc;
-    float *ha = malloc(na * 4), *hb = malloc(nb * 4), *hc = malloc(nc * 4), *out = malloc(nc * 4);
+    /* C is the last nc of the cs floats of hc and dc (device allocations are 256-byte aligned) */
+    size_t na = (size_t)arows * lda, nb = (size_t)brows * ldb, nc = (size_t)m * ldc, cs = nc + (size_t)c_shift;
+    float *ha = malloc(na * 4), *hb = malloc(nb * 4), *hcs = malloc(cs * 4), *outs = malloc(cs * 4);
+    float *hc = hcs ? hcs + c_shift : NULL, *out = outs ? outs + c_shift : NULL;
     double *ref = malloc((size_t)m * n * sizeof *ref);
-    void *da = NULL, *db = NULL, *dc = NULL;
+    void *da = NULL, *db = NULL, *dcs = NULL;
     kg_status st = KG_OK;
-    if (!ha || !hb || !hc || !out || !ref) {
+    if (!ha || !hb || !hcs || !outs || !ref) {
         st = kgi_fail(ctx, KG_ERR_NOMEM, "out of host memory for a %dx%dx%d check", m, n, k);
         goto done;
     }
@@ -246,14 +255,20 @@ kg_status kgi_verify_kernel(kg_context *ctx, const kg_kernel *kern, int m, int n
             fill_bits(hc + (size_t)r * ldc, (size_t)n, POISON);
         fill_bits(hc + (size_t)r * ldc + n, (size_t)ld_pad, SENTINEL);
     }
+    fill_bits(hcs, (size_t)c_shift, SENTINEL);
     if ((st = kgi_dev_alloc(ctx, na * 4, &da)) != KG_OK || (st = kgi_dev_alloc(ctx, nb * 4, &db)) != KG_OK ||
-        (st = kgi_dev_alloc(ctx, nc * 4, &dc)) != KG_OK || (st = kgi_dev_upload(ctx, da, ha, na * 4)) != KG_OK ||
-        (st = kgi_dev_upload(ctx, db, hb, nb * 4)) != KG_OK || (st = kgi_dev_upload(ctx, dc, hc, nc * 4)) != KG_OK)
+        (st = kgi_dev_alloc(ctx, cs * 4, &dcs)) != KG_OK || (st = kgi_dev_upload(ctx, da, ha, na * 4)) != KG_OK ||
+        (st = kgi_dev_upload(ctx, db, hb, nb * 4)) != KG_OK || (st = kgi_dev_upload(ctx, dcs, hcs, cs * 4)) != KG_OK)
         goto done;
-    kg_gemm g = {m, n, k, alpha, beta, da, lda, db, ldb, dc, ldc};
+    kg_gemm g = {m, n, k, alpha, beta, da, lda, db, ldb, (float *)dcs + c_shift, ldc};
     if ((st = kg_kernel_launch(ctx, kern, &g, NULL)) != KG_OK || (st = kgi_dev_sync(ctx)) != KG_OK ||
-        (st = kgi_dev_download(ctx, out, dc, nc * 4)) != KG_OK)
+        (st = kgi_dev_download(ctx, outs, dcs, cs * 4)) != KG_OK)
         goto done;
+    if (memcmp(outs, hcs, (size_t)c_shift * 4) != 0) {
+        st = kgi_fail(ctx, KG_ERR_WRONG, "%s wrote before C (C placed %d floats past a 16-byte boundary)",
+                      kern->info.entry, c_shift);
+        goto done;
+    }
     for (int r = 0; r < m; r++)
         if (ld_pad && memcmp(out + (size_t)r * ldc + n, hc + (size_t)r * ldc + n, (size_t)ld_pad * 4) != 0) {
             st = kgi_fail(ctx, KG_ERR_WRONG, "%s wrote outside C's %dx%d region (row %d, past column %d)",
@@ -280,11 +295,11 @@ kg_status kgi_verify_kernel(kg_context *ctx, const kg_kernel *kern, int m, int n
 done:
     kgi_dev_free(ctx, da);
     kgi_dev_free(ctx, db);
-    kgi_dev_free(ctx, dc);
+    kgi_dev_free(ctx, dcs);
     free(ha);
     free(hb);
-    free(hc);
-    free(out);
+    free(hcs);
+    free(outs);
     free(ref);
     return st;
 }

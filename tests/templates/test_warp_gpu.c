@@ -163,6 +163,10 @@ static const char *const sk_configs[] = {
     /* tiles 16 wide */
     "bm=16 bn=128 bk=8 wm=16 wn=32 tm=2 tn=4 ln=8 stages=1 vec=1 pred=1 sk=1 red=4",
     "bm=128 bn=16 bk=8 wm=32 wn=16 tm=4 tn=4 ln=4 stages=1 vec=4 sk=1 red=4",
+    /* cva=1 (catalogue kernels 56 and 57): with 4-byte copies N is odd, so the whole tiles' stores (G and 2G
+     * tiles: all of them; 2G + 3: all but the last wave's) go in pieces by their rows' alignment */
+    "bm=128 bn=128 bk=8 wm=64 wn=64 stages=3 vec=1 cc=1 pred=1 sk=2 red=4 walk=2 spread=1 cva=1",
+    "bm=256 bn=64 bk=8 wm=64 wn=64 stages=3 vec=1 cc=1 pred=1 sk=2 red=4 walk=2 spread=1 cva=1",
 };
 #define NSK (int)(sizeof sk_configs / sizeof *sk_configs)
 
@@ -218,6 +222,18 @@ static const struct { const char *config; const char *layouts; } rr_configs[] = 
     {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=2 vec=1 cc=1 sk=2 red=4 cst=1 cva=1", "nt tn"},
     {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=1 vec=4 sk=2 red=4 xb=1 skw=1 cva=1", "nt"},
     {"bm=64 bn=64 bk=8 wm=16 wn=64 tm=2 tn=4 ln=16 stages=2 vec=1 sk=2 red=4 cva=1", "nn tt"},
+    /* split-K's additions in pieces (16-byte copies: nt, where only C's rows are ragged) */
+    {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=4 splitk=4 red=4 cva=1", "nt"},
+};
+
+/* cva=1 where C's rows are ragged by the pointer or by an ldc of any residue, on shapes whole in tiles
+ * (bounds=0 among them) and ragged ones (test_cva) */
+static const struct { const char *config; const char *layouts; } cv_configs[] = {
+    {"bm=64 bn=64 bk=16 wm=32 wn=32 stages=2 vec=1 bounds=0 cva=1", "nn nt tn tt"},
+    {"bm=64 bn=64 bk=8 wm=32 wn=32 stages=3 vec=1 cc=1 cva=1", "nn tt"},
+    {"bm=64 bn=128 bk=16 wm=32 wn=64 stages=3 vec=4 splitk=4 red=4 cva=1", "nt"},
+    {"bm=64 bn=64 bk=8 wm=16 wn=64 tm=2 tn=4 ln=16 stages=2 vec=1 sk=2 red=4 cva=1", "tn"},
+    {"bm=128 bn=128 bk=8 wm=64 wn=64 stages=3 vec=1 cc=1 pred=1 sk=2 red=4 walk=2 spread=1 cva=1", "nt"},
 };
 
 /* split-K with its beta pass overlapped, in the default layout (test_overlap) */
@@ -230,7 +246,8 @@ static const char *const ov_configs[] = {
 #define NPK (int)(sizeof pk_configs / sizeof *pk_configs)
 #define NRR (int)(sizeof rr_configs / sizeof *rr_configs)
 #define NOV (int)(sizeof ov_configs / sizeof *ov_configs)
-#define NKERNELS (NCONFIGS * 2 + NSK + NPK * 4 + NRR * 4 + NOV)
+#define NCV (int)(sizeof cv_configs / sizeof *cv_configs)
+#define NKERNELS (NCONFIGS * 2 + NSK + NPK * 4 + NRR * 4 + NOV + NCV * 4)
 
 /* Kernel i of the precompile, of all that the tests below get: each of
  * configs[] in its two layouts, the stream-K, packed, realigned-reduction
@@ -248,7 +265,10 @@ static int config_i(int i, char *tmpl, size_t tlen, char *cfg, size_t clen, void
     if ((i -= NPK * 4) < NRR * 4)
         return strstr(rr_configs[i / 4].layouts, layouts[i % 4]) &&
                snprintf(cfg, clen, "%s layout=%s", rr_configs[i / 4].config, layouts[i % 4]) > 0;
-    return (i -= NRR * 4) < NOV && snprintf(cfg, clen, "%s", ov_configs[i]) > 0;
+    if ((i -= NRR * 4) < NOV)
+        return snprintf(cfg, clen, "%s", ov_configs[i]) > 0;
+    return (i -= NOV) < NCV * 4 && strstr(cv_configs[i / 4].layouts, layouts[i % 4]) &&
+           snprintf(cfg, clen, "%s layout=%s", cv_configs[i / 4].config, layouts[i % 4]) > 0;
 }
 
 /* M, N with tiles_m * tiles_n == tiles (rows x columns, rows small), ragged
@@ -440,6 +460,59 @@ static int test_overlap(kg_context *ctx)
     return verified;
 }
 
+/*
+ * cva = 1 on C placed 0-3 floats past a 16-byte boundary, with ldc = N and N plus 1-4 (every residue of
+ * the rows' alignment, row by row and from the pointer), on shapes whole in tiles (the bounds=0 kernel
+ * takes only those) and ragged ones. C's floats before the pointer and past N must survive. Returns
+ * checks run.
+ */
+static int test_cva(kg_context *ctx)
+{
+    static const int sizes[][3] = {{128, 192, 96}, {256, 128, 64}, {131, 253, 100}, {70, 130, 36}};
+    int verified = 0;
+    for (int c = 0; c < NCV; c++) {
+        int ran = 0;
+        for (int l = 0; l < 4; l++) {
+            if (!strstr(cv_configs[c].layouts, layouts[l]))
+                continue;
+            char config[512];
+            snprintf(config, sizeof config, "%s layout=%s", cv_configs[c].config, layouts[l]);
+            kg_kernel *kern;
+            kg_status st = kg_kernel_get(ctx, "matmul_warp", config, &kern);
+            CHECK_MSG(st == KG_OK, "%s: %s", config, kg_last_error(ctx));
+            if (st != KG_OK)
+                continue;
+            for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++)
+                for (int pad = 0; pad <= 4; pad++)
+                    for (int shift = 0; shift <= 3; shift++) {
+                        int m = sizes[z][0], n = sizes[z][1], k = sizes[z][2];
+                        if ((pad == 0 || pad == 4) && n % 4 == 0 && shift == 0)
+                            continue; /* C's rows 16-byte vectors: not a case of this test */
+                        double err1, err2;
+                        unsigned seed = 12000u + 100u * (unsigned)z + 10u * (unsigned)pad + (unsigned)shift;
+                        kg_status s1 =
+                            kgi_verify_kernel_at(ctx, kern, m, n, k, 1.25f, -0.5f, pad, shift, seed, &err1);
+                        if (s1 == KG_ERR_SHAPE)
+                            continue; /* bounds=0 on a ragged shape; 16-byte copies on ragged rows of A or B */
+                        CHECK_MSG(s1 == KG_OK, "%s %dx%dx%d pad %d, C +%d floats (alpha 1.25, beta -0.5): error %.3g: %s",
+                                  config, m, n, k, pad, shift, err1, kg_last_error(ctx));
+                        kg_status s2 =
+                            kgi_verify_kernel_at(ctx, kern, m, n, k, -0.75f, 0.0f, pad, shift, seed + 5000u, &err2);
+                        CHECK_MSG(s2 == KG_OK,
+                                  "%s %dx%dx%d pad %d, C +%d floats (alpha -0.75, beta 0, C poisoned): error %.3g: %s",
+                                  config, m, n, k, pad, shift, err2, kg_last_error(ctx));
+                        if (s1 == KG_ERR_DRIVER || s2 == KG_ERR_DRIVER)
+                            return verified;
+                        verified += (s1 == KG_OK) + (s2 == KG_OK);
+                        ran++;
+                    }
+        }
+        CHECK_MSG(ran >= 8, "%s ran on only %d cases", cv_configs[c].config, ran);
+        printf("%s: layouts %s, %d cases of C's pointer and ldc\n", cv_configs[c].config, cv_configs[c].layouts, ran);
+    }
+    return verified;
+}
+
 int main(void)
 {
     kg_context *ctx;
@@ -501,9 +574,10 @@ int main(void)
     int ov = test_overlap(ctx);
     int pk = test_pack(ctx);
     int rr = test_realigned_red(ctx);
+    int cv = test_cva(ctx);
     printf("%d checks against the float64 reference, %d shapes refused by preconditions; stream-K: %d checks; "
-           "overlapped split-K: %d checks; packed operands: %d checks; realigned reductions: %d checks\n", verified,
-           refused, sk, ov, pk, rr);
+           "overlapped split-K: %d checks; packed operands: %d checks; realigned reductions: %d checks; "
+           "cva pieces: %d checks\n", verified, refused, sk, ov, pk, rr, cv);
     kg_context_close(ctx);
     TEST_DONE();
 }
