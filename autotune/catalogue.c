@@ -221,6 +221,61 @@ done:
     return swaps;
 }
 
+int kgi_cat_trim(const double *t, const double *pred, int nc, int np, double worst, const double *cost, double budget,
+                 int *pick, int *n, int *dropped)
+{
+    const double *e_of = pred ? pred : t;
+    double *best = malloc((size_t)np * sizeof *best);
+    int *first = malloc((size_t)np * sizeof *first), *second = malloc((size_t)np * sizeof *second);
+    int out = 0;
+    if (!best || !first || !second) {
+        out = -2;
+        goto done;
+    }
+    pair_bests(t, nc, np, best);
+    double total = 0;
+    for (int q = 0; q < *n; q++)
+        total += cost[pick[q]];
+    while (total > budget) {
+        set_choices(t, e_of, np, pick, *n, first, second);
+        int bs = -1;
+        double bd = INFINITY;
+        for (int s = 0; s < *n; s++) {
+            if (!(cost[pick[s]] > 0))
+                continue; /* nothing to gain */
+            /* without pick[s], its pairs go to their next choice (or none) */
+            double d = 0;
+            for (int p = 0; p < np && isfinite(d); p++) {
+                if (!isfinite(best[p]) || first[p] != pick[s])
+                    continue;
+                int r = second[p];
+                double before = log(t[(size_t)pick[s] * np + p] / best[p]);
+                double after = r >= 0 ? log(t[(size_t)r * np + p] / best[p]) : log(KGI_CAT_UNCOVERED);
+                if (after > before && after > log(worst))
+                    d = INFINITY; /* the greedy cover's rule: no pair left above `worst` */
+                else
+                    d += after - before;
+            }
+            d /= cost[pick[s]];
+            if (d < bd)
+                bd = d, bs = s;
+        }
+        if (bs < 0) {
+            out = -1;
+            break;
+        }
+        dropped[out++] = pick[bs];
+        total -= cost[pick[bs]];
+        memmove(pick + bs, pick + bs + 1, (size_t)(*n - bs - 1) * sizeof *pick);
+        (*n)--;
+    }
+done:
+    free(best);
+    free(first);
+    free(second);
+    return out;
+}
+
 int kgi_cat_strip_layout(const char *config, char *out, size_t len, char *err, size_t errlen)
 {
     kgi_config c;

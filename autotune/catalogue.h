@@ -80,9 +80,18 @@ typedef struct kgi_cat_make_opts {
                                       export timed that kernel at that pair (the committed file extended by new
                                       measurements, without the database it was made from) */
     const char *measured_path;
+    /* > 0: the set chosen is then fitted to this many seconds of NVRTC (kgi_cat_trim), each kernel's cost the
+     * seconds compile_cost gives for it in the layouts it has times in; compile_cost fills seconds[0..n) for the
+     * configurations config[0..n) (each with its layout=) of templates tmpl[0..n) compiled for sm_`arch`, or
+     * returns non-zero after writing why to err */
+    double max_compile_s;
+    int (*compile_cost)(void *ud, int arch, int n, const char *const *tmpl, const char *const *config,
+                        double *seconds, char *err, size_t errlen);
+    void *compile_ud;
 } kgi_cat_make_opts;
 
 #define KGI_CAT_ADDED_MAX 16 /* --add-best: the additions the report lists in the order taken */
+#define KGI_CAT_DROPPED_MAX 32 /* --max-compile: the kernels dropped that the report lists */
 
 typedef struct kgi_cat_make_report {
     int rows, kernels_measured, pairs, kernels;
@@ -106,6 +115,13 @@ typedef struct kgi_cat_make_report {
     int added_line[KGI_CAT_ADDED_MAX];
     double added_loo[KGI_CAT_ADDED_MAX];
     int bad_export;             /* on failure, 1 + the index of the export whose rows failed (0: none of them) */
+    /* with max_compile_s: the set's NVRTC seconds before and after the fit, kg_matmul's leave-one-out regret before
+     * it (against the same fastest as loo_geomean), how many kernels were dropped and the first KGI_CAT_DROPPED_MAX
+     * of them in the order taken: their IDs in the set before (1-based), their seconds and the regret after each */
+    double compile_before_s, compile_after_s, loo_before_fit;
+    int dropped;
+    int dropped_id[KGI_CAT_DROPPED_MAX];
+    double dropped_s[KGI_CAT_DROPPED_MAX], dropped_loo[KGI_CAT_DROPPED_MAX];
 } kgi_cat_make_report;
 
 /* The most exports (passes) kgi_catalogue_make reads. */
@@ -162,6 +178,18 @@ int kgi_cat_exchange(const double *t, const double *pred, int nc, int np, double
 /* The sum both minimise for the set pick[0..n): over the pairs with a time, log(time of the set's choice /
  * fastest of all), KGI_CAT_UNCOVERED where the set has none. INFINITY when out of memory. */
 double kgi_cat_cost(const double *t, const double *pred, int nc, int np, const int *pick, int n);
+
+/*
+ * Fits the set pick[0..*n) to a budget: while the sum of its kernels' cost[] (indexed like t's kernels; make passes
+ * the seconds NVRTC takes to compile each in the layouts it has times in) is above `budget`, drops the kernel whose
+ * removal raises the sum kgi_cat_cost minimises least per unit of its cost (its pairs go to the set's next choice
+ * there, by `pred`); none whose removal would leave a pair's choice more than `worst` times its best, where it was
+ * not. Keeps the others' order. Writes the dropped kernels to dropped[] in the order taken and returns their count;
+ * -1 when the set is above the budget and no kernel can go (those dropped until then are dropped: *n says how many
+ * are left), -2 when out of memory.
+ */
+int kgi_cat_trim(const double *t, const double *pred, int nc, int np, double worst, const double *cost, double budget,
+                 int *pick, int *n, int *dropped);
 
 /* The configuration text without `layout` (for the catalogue, which adds
  * the call's); -1 with err when it does not parse. */

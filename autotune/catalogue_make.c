@@ -299,7 +299,8 @@ static void write_catalogue(FILE *f, const collect *c, const kline *kl, const do
                 " shape)\n# pairs by `kgen tune --configs` on %s. kg_matmul's choice from them, each shape left out"
                 " of its\n# own prediction: %.3f of the fastest of them on geometric mean, %.2f at worst (%s).\n"
                 "# Rebuild: see catalogue/README.md.\n",
-                c->cc, n, o->keep_path, o->measured ? "with new measurements" : "measured again", c->np,
+                c->cc, o->keep->nkernels, o->keep_path,
+                !o->measured ? "measured again" : rep->passes > 0 ? "with new measurements" : "with their times", c->np,
                 c->seen_device, rep->loo_geomean, rep->loo_worst, rep->loo_worst_pair[0] ? rep->loo_worst_pair : "none");
     else if (rep)
         fprintf(f,
@@ -311,12 +312,25 @@ static void write_catalogue(FILE *f, const collect *c, const kline *kl, const do
                 c->cc, n, c->nk, c->np, c->seen_device, rep->loo_geomean, rep->loo_worst,
                 rep->loo_worst_pair[0] ? rep->loo_worst_pair : "none", 100 * (rep->geomean_regret - 1),
                 100 * (rep->worst_regret - 1), rep->worst_pair[0] ? rep->worst_pair : "none");
+    if (rep && o->max_compile_s > 0) {
+        fprintf(f,
+                "# Fitted to --max-compile %g: NVRTC took %.1f s over the kernels in the layouts they have times in\n"
+                "# (a thread each, on the machine that made this file); %d of them dropped, the least useful per second\n"
+                "# first, leaving %.1f s; kg_matmul's leave-one-out regret %.4f before.",
+                o->max_compile_s, rep->compile_before_s, rep->dropped, rep->compile_after_s, rep->loo_before_fit);
+        for (int i = 0; i < rep->dropped && i < KGI_CAT_DROPPED_MAX; i++)
+            fprintf(f, "%s%d", i == 0 ? "\n# Dropped, by their IDs before: " : i % 24 == 0 ? ",\n# " : ", ",
+                    rep->dropped_id[i]);
+        fputs(rep->dropped > KGI_CAT_DROPPED_MAX ? ", ...\n" : "\n", f);
+    }
     if (rep && rep->pass_pairs > 0)
         fprintf(f,
                 "# %d of the pairs, where the host's launches bound a call, timed in %d passes, each in a process of\n"
                 "# its own: a kernel's time there is the median of its passes.\n",
                 rep->pass_pairs, rep->passes);
-    if (rep && o->measured)
+    if (rep && o->measured && rep->passes == 0)
+        fprintf(f, "# Its times are those %s held (how they were measured: docs/performance.md).\n", o->measured_path);
+    else if (rep && o->measured)
         fprintf(f,
                 "# %d of the times are those %s held before, where the exports did not time that kernel at that pair\n"
                 "# (how they were measured: docs/performance.md).\n",
@@ -331,9 +345,9 @@ static void write_catalogue(FILE *f, const collect *c, const kline *kl, const do
                 "# Chosen from scratch: the kernels of %s, %d of them replaced, scored worse by the regret both\n"
                 "# minimise (geometric mean %.4f against %.4f).\n",
                 o->start_path, rep->start_replaced, exp(rep->start_cost), exp(rep->scratch_cost));
+    const char *driver = o->driver && o->driver[0] ? o->driver : rep && rep->passes == 0 ? o->measured->driver : "unknown";
     fprintf(f, "kgen-catalogue %d\narch %d\nsms %d\ndevice %s\ndriver %s\ndate %s\ncommand %s\n", KGI_CATALOGUE_VERSION,
-            c->cc, c->sm_count,
-            c->seen_device, o->driver && o->driver[0] ? o->driver : "unknown", o->date, o->command);
+            c->cc, c->sm_count, c->seen_device, driver, o->date, o->command);
     fprintf(f, "# kernel ID TEMPLATE NEEDS TILE_M TILE_N KSLICES PERSISTENT BPS LAUNCHES CONFIG\n");
     for (int i = 0; i < n; i++) {
         const kline *l = &kl[pick[i]];
@@ -558,6 +572,98 @@ static kg_status choose_added(int np, const double *t, const double *pred, const
     return KG_OK;
 }
 
+/* --max-compile: the set pick[0..*n) fitted to o->max_compile_s seconds of NVRTC by kgi_cat_trim, each kernel's cost
+ * what o->compile_cost gives for it in every layout it has a time in (those kg_matmul and `kgen precompile` compile
+ * it in). The regrets reported are against the fastest of the set before the fit with --kernels (all measured
+ * otherwise), as the header's are. */
+static kg_status fit_compile(const collect *c, const double *t, const double *pred, const kgi_cat_make_opts *o,
+                             int *pick, int *n, kgi_cat_make_report *rep, char *err, size_t errlen)
+{
+    int n0 = *n, m = 0;
+    const char **tmpl = malloc((size_t)n0 * 4 * sizeof *tmpl);
+    char **config = calloc((size_t)n0 * 4, sizeof *config);
+    int *owner = malloc((size_t)n0 * 4 * sizeof *owner), *before = malloc((size_t)n0 * sizeof *before),
+        *dropped = malloc((size_t)n0 * sizeof *dropped);
+    double *seconds = calloc((size_t)n0 * 4, sizeof *seconds), *cost = calloc((size_t)c->nk, sizeof *cost);
+    kg_status st = KG_ERR_NOMEM;
+    if (!tmpl || !config || !owner || !before || !dropped || !seconds || !cost) {
+        snprintf(err, errlen, "out of memory");
+        goto done;
+    }
+    memcpy(before, pick, (size_t)n0 * sizeof *before);
+    for (int q = 0; q < n0; q++)
+        for (int l = 0; l < 4; l++) {
+            int has = 0;
+            for (int p = 0; p < c->np && !has; p++)
+                has = c->p[p].layout == l && isfinite(t[(size_t)pick[q] * c->np + p]);
+            if (!has)
+                continue;
+            size_t len = strlen(c->k[pick[q]].config) + 16;
+            if (!(config[m] = malloc(len))) {
+                snprintf(err, errlen, "out of memory");
+                goto done;
+            }
+            snprintf(config[m], len, "%s layout=%s", c->k[pick[q]].config, kgi_layout_name(l));
+            tmpl[m] = c->k[pick[q]].tmpl;
+            owner[m++] = pick[q];
+        }
+    if (o->compile_cost(o->compile_ud, c->cc, m, tmpl, (const char *const *)config, seconds, err, errlen) != 0) {
+        st = KG_ERR_COMPILE;
+        goto done;
+    }
+    for (int i = 0; i < m; i++)
+        cost[owner[i]] += seconds[i];
+    for (int q = 0; q < n0; q++)
+        rep->compile_before_s += cost[pick[q]];
+    double worst = o->max_regret > 0 ? o->max_regret : INFINITY, w_r;
+    int w_p;
+    const int *base = o->keep ? before : NULL;
+    rep->loo_before_fit = loo_regret(t, pred, c->np, c->nk, base, n0, before, n0, &w_r, &w_p);
+    int got = kgi_cat_trim(t, pred, c->nk, c->np, worst, cost, o->max_compile_s, pick, n, dropped);
+    if (got == -2) {
+        snprintf(err, errlen, "out of memory");
+        goto done;
+    }
+    rep->dropped = n0 - *n;
+    for (int q = 0; q < *n; q++)
+        rep->compile_after_s += cost[pick[q]];
+    /* each drop's regret: the set before without the first i + 1 dropped */
+    for (int i = 0; i < rep->dropped && i < KGI_CAT_DROPPED_MAX; i++) {
+        int k = 0;
+        for (int q = 0; q < n0; q++) {
+            int gone = 0;
+            for (int j = 0; j <= i; j++)
+                gone |= before[q] == dropped[j];
+            if (!gone)
+                owner[k++] = before[q];
+            if (before[q] == dropped[i])
+                rep->dropped_id[i] = q + 1;
+        }
+        rep->dropped_s[i] = cost[dropped[i]];
+        rep->dropped_loo[i] = loo_regret(t, pred, c->np, c->nk, base, n0, owner, k, &w_r, &w_p);
+    }
+    if (got == -1) {
+        snprintf(err, errlen,
+                 "--max-compile %.1f: the %d kernels left take %.1f s of NVRTC, and dropping any of them would leave "
+                 "kg_matmul's choice at some (layout, shape) more than %.2f times slower than the fastest there",
+                 o->max_compile_s, *n, rep->compile_after_s, worst);
+        st = KG_ERR_CONFIG;
+        goto done;
+    }
+    st = KG_OK;
+done:
+    for (int i = 0; config && i < n0 * 4; i++)
+        free(config[i]);
+    free(config);
+    free(tmpl);
+    free(owner);
+    free(before);
+    free(dropped);
+    free(seconds);
+    free(cost);
+    return st;
+}
+
 kg_status kgi_catalogue_make(const char *const *exports, const size_t *lens, int nexports, const kgi_cat_make_opts *o,
                              FILE *f, kgi_cat_make_report *rep, char *err, size_t errlen)
 {
@@ -572,8 +678,9 @@ kg_status kgi_catalogue_make(const char *const *exports, const size_t *lens, int
     kline *kl = NULL;
     kgi_host *h = NULL;
     kg_status st = KG_ERR_INVALID_ARG;
-    if (nexports < 1 || nexports > KGI_CAT_MAX_PASSES) {
-        snprintf(err, errlen, "%d exports: passes of one measurement are 1 to %d", nexports, KGI_CAT_MAX_PASSES);
+    if (nexports < (o->measured ? 0 : 1) || nexports > KGI_CAT_MAX_PASSES) {
+        snprintf(err, errlen, "%d exports: passes of one measurement are 1 to %d (0 with earlier measurements alone)",
+                 nexports, KGI_CAT_MAX_PASSES);
         return st;
     }
     /* each export into a database of its own: one that holds the same (kernel, pair) as another is a pass of
@@ -599,7 +706,12 @@ kg_status kgi_catalogue_make(const char *const *exports, const size_t *lens, int
     }
     if (!c.failed)
         rep->bad_export = 0;
-    /* earlier measurements: a pass of their own after the exports', used where no export timed the kernel */
+    /* earlier measurements: a pass of their own after the exports', used where no export timed the kernel; with
+     * no export, the only times (a catalogue refitted: --max-compile) */
+    if (nexports == 0) {
+        snprintf(c.seen_device, sizeof c.seen_device, "%s", o->measured->device);
+        c.cc = o->measured->arch, c.sm_count = o->measured->sms;
+    }
     if (!c.failed && o->measured && c.seen_device[0])
         from_catalogue(&c, o->measured, o->measured_path, nexports);
     st = KG_ERR_CONFIG;
@@ -732,14 +844,28 @@ kg_status kgi_catalogue_make(const char *const *exports, const size_t *lens, int
             free(from);
         }
     }
+    /* with --kernels, the regrets below are against the fastest of the set before --max-compile's fit */
+    int nbase = n;
+    int *base = o->keep ? malloc((size_t)n * sizeof *base) : NULL;
+    if (o->keep && !base) {
+        st = KG_ERR_NOMEM;
+        goto done;
+    }
+    if (base)
+        memcpy(base, pick, (size_t)n * sizeof *base);
+    if (o->max_compile_s > 0 && o->compile_cost &&
+        (st = fit_compile(&c, t, pred, o, pick, &n, rep, err, errlen)) != KG_OK) {
+        free(base);
+        goto done;
+    }
     /* the chosen set: its fastest, and kg_matmul's leave-one-out choice, against the best measured (with
      * --kernels, the best of the kept: what the header says) */
     double sum = 0;
     rep->worst_regret = 1.0;
     for (int p = 0; p < c.np; p++) {
         double best = INFINITY, chosen = INFINITY;
-        for (int q = 0; q < (o->keep ? n : c.nk); q++) {
-            double v = t[(size_t)(o->keep ? pick[q] : q) * c.np + p];
+        for (int q = 0; q < (base ? nbase : c.nk); q++) {
+            double v = t[(size_t)(base ? base[q] : q) * c.np + p];
             if (v < best)
                 best = v;
         }
@@ -756,7 +882,8 @@ kg_status kgi_catalogue_make(const char *const *exports, const size_t *lens, int
     }
     rep->geomean_regret = c.np ? exp(sum / c.np) : 1.0;
     int lp;
-    rep->loo_geomean = loo_regret(t, pred, c.np, c.nk, o->keep ? pick : NULL, n, pick, n, &rep->loo_worst, &lp);
+    rep->loo_geomean = loo_regret(t, pred, c.np, c.nk, base, nbase, pick, n, &rep->loo_worst, &lp);
+    free(base);
     if (lp >= 0)
         snprintf(rep->loo_worst_pair, sizeof rep->loo_worst_pair, "%s %dx%dx%d", kgi_layout_name(c.p[lp].layout),
                  c.p[lp].m, c.p[lp].n, c.p[lp].k);

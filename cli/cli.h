@@ -95,6 +95,22 @@ int kgc_cmd_tune(int argc, char **argv); /* cli/cmd_tune.c */
 int kgc_cmd_db(int argc, char **argv);   /* cli/cmd_db.c */
 int kgc_cmd_catalogue(int argc, char **argv); /* cli/cmd_catalogue.c */
 int kgc_cmd_precompile(int argc, char **argv); /* cli/cmd_precompile.c */
+
+/* One compile of kgc_compile_jobs: the caller fills tmpl, config (with its layout=) and its own kernel and layout. */
+typedef struct kgc_compile_job {
+    const char *tmpl;
+    char config[640];
+    int kernel, layout;    /* the caller's */
+    long order;            /* the caller's (precompile: the tile, largest first) */
+    int outcome;           /* 0 compiled, 1 already cached, 2 failed */
+    double ms;             /* NVRTC's time (0 from a cache) */
+    char error[512];       /* the first line of why it failed */
+} kgc_compile_job;
+
+/* Compiles jobs[0..n) for sm_`arch` in `threads` threads (at most n; NVRTC is thread-safe), one context each, in
+ * the array's order, templates looked up in template_dir first (or NULL), through the caches as the environment
+ * says (KGEN_CACHE, KGEN_CACHE_DIR). Returns the threads that ran (0: none could start, all ran here). */
+int kgc_compile_jobs(const char *template_dir, int arch, kgc_compile_job *jobs, int n, int threads);
 int kgc_cmd_choice(int argc, char **argv);     /* cli/cmd_choice.c */
 
 #endif

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "autotune/catalogue.h"
 #include "autotune/space.h"
@@ -162,15 +163,63 @@ static int read_catalogue(const char *what, const char *path, const char *templa
     return rc;
 }
 
+/* --max-compile's costs: each configuration compiled now, in a thread per core, with neither kgen's disk cache nor
+ * NVRTC's own (the driver's compute cache, CUDA 12.9 and later) looked in, so that each time is NVRTC's work. */
+static int compile_seconds(void *ud, int arch, int n, const char *const *tmpl, const char *const *config,
+                           double *seconds, char *err, size_t errlen)
+{
+    const char *template_dir = ud;
+    kgc_compile_job *jobs = calloc((size_t)(n > 0 ? n : 1), sizeof *jobs);
+    if (!jobs) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        jobs[i].tmpl = tmpl[i];
+        if (snprintf(jobs[i].config, sizeof jobs[i].config, "%s", config[i]) >= (int)sizeof jobs[i].config) {
+            snprintf(err, errlen, "configuration too long: %s %.200s...", tmpl[i], config[i]);
+            free(jobs);
+            return -1;
+        }
+    }
+    const char *saved[2] = {getenv("KGEN_CACHE"), getenv("CUDA_CACHE_DISABLE")};
+    char *keep[2] = {saved[0] ? strdup(saved[0]) : NULL, saved[1] ? strdup(saved[1]) : NULL};
+    setenv("KGEN_CACHE", "0", 1);
+    setenv("CUDA_CACHE_DISABLE", "1", 1);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    kgc_compile_jobs(template_dir, arch, jobs, n, cores > 0 ? (int)cores : 1);
+    const char *names[2] = {"KGEN_CACHE", "CUDA_CACHE_DISABLE"};
+    for (int i = 0; i < 2; i++) {
+        if (keep[i])
+            setenv(names[i], keep[i], 1);
+        else
+            unsetenv(names[i]);
+        free(keep[i]);
+    }
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        if (jobs[i].outcome != 0) {
+            snprintf(err, errlen, "--max-compile: compiling %s %s for sm_%d: %s", tmpl[i], config[i], arch,
+                     jobs[i].outcome == 2 ? jobs[i].error : "came from a cache, so its time is not NVRTC's");
+            rc = -1;
+        }
+        seconds[i] = jobs[i].ms / 1000.0;
+    }
+    free(jobs);
+    return rc;
+}
+
 static int make(int argc, char **argv)
 {
     const char *maxk = NULL, *tol = NULL, *maxr = NULL, *device = NULL, *driver = NULL, *date = NULL, *command = NULL,
-               *output = NULL, *keep = NULL, *start = NULL, *measured = NULL, *add = NULL, *add_best = NULL;
+               *output = NULL, *keep = NULL, *start = NULL, *measured = NULL, *add = NULL, *add_best = NULL,
+               *max_compile = NULL;
     const kgc_opt own[] = {{"--max-kernels", NULL, 1, &maxk}, {"--tolerance", NULL, 1, &tol},
                            {"--measured", NULL, 1, &measured},
                            {"--kernels", NULL, 1, &keep},     {"--start", NULL, 1, &start},
                            {"--add", NULL, 1, &add},          {"--add-best", NULL, 1, &add_best},
                            {"--max-regret", NULL, 1, &maxr},  {"--device", NULL, 1, &device},
+                           {"--max-compile", NULL, 1, &max_compile},
                            {"--driver", NULL, 1, &driver},
                            {"--date", NULL, 1, &date},        {"--command", NULL, 1, &command},
                            {"-o", "--output", 1, &output},    {NULL, NULL, 0, NULL}};
@@ -188,9 +237,9 @@ static int make(int argc, char **argv)
     if ((rc = kgc_parse(ctx, argc, argv, own, KGI_CAT_MAX_PASSES, &args)) != KGC_OK)
         goto done;
     rc = KGC_USAGE;
-    if (args.nparam > 0 || args.npositional < 1) {
-        fprintf(stderr, "kgen: catalogue make takes one EXPORT file (kgen db export) or more, and no template"
-                        " parameters\n");
+    if (args.nparam > 0 || (args.npositional < 1 && !measured)) {
+        fprintf(stderr, "kgen: catalogue make takes one EXPORT file (kgen db export) or more (none with --measured:"
+                        " that catalogue's times alone), and no template parameters\n");
         goto done;
     }
     kgi_cat_make_opts o = {.max_kernels = 40, .tolerance = 0.02, .max_regret = 2.0, .device = device, .driver = driver,
@@ -220,10 +269,12 @@ static int make(int argc, char **argv)
         goto done;
     if (add_best)
         o.add_best = (int)v;
-    if (keep && (maxk || ((tol || maxr) && !add_best))) {
+    if (max_compile && kgc_real("--max-compile", max_compile, 0.001, 1e6, &o.max_compile_s))
+        goto done;
+    if (keep && (maxk || (tol && !add_best) || (maxr && !add_best && !max_compile))) {
         fprintf(stderr, "kgen: catalogue make --kernels keeps that catalogue's kernels: --max-kernels, --tolerance"
                         " and --max-regret choose them instead (with --add-best, --tolerance and --max-regret rule"
-                        " the kernels added)\n");
+                        " the kernels added; with --max-compile, --max-regret rules those dropped)\n");
         goto done;
     }
     if (add && !keep) {
@@ -290,6 +341,10 @@ static int make(int argc, char **argv)
         if (!(text[i] = kgc_slurp(args.positional[i], &len[i])))
             goto done;
     o.template_path = kgc_template_path(&args);
+    if (max_compile) {
+        o.compile_cost = compile_seconds;
+        o.compile_ud = (void *)o.template_path;
+    }
     if (!(mem = open_memstream(&buf, &blen)))
         goto done;
     kgi_cat_make_report rep;
@@ -347,6 +402,16 @@ static int make(int argc, char **argv)
                 rep.added_line[i], i == 0 ? "first" : "next", rep.added_loo[i], rep.kernels - rep.added + added.n);
     if (keep && add_best && rep.added > KGI_CAT_ADDED_MAX)
         fprintf(stderr, "kgen catalogue: --add-best: %d more taken after those\n", rep.added - KGI_CAT_ADDED_MAX);
+    if (max_compile) {
+        fprintf(stderr,
+                "kgen catalogue: --max-compile %g: NVRTC took %.1f s over the set's kernels in their layouts; %d"
+                " dropped, leaving %.1f s; kg_matmul's choice with each pair left out %.4f before, %.4f after\n",
+                o.max_compile_s, rep.compile_before_s, rep.dropped, rep.compile_after_s, rep.loo_before_fit,
+                rep.loo_geomean);
+        for (int i = 0; i < rep.dropped && i < KGI_CAT_DROPPED_MAX; i++)
+            fprintf(stderr, "kgen catalogue: --max-compile: kernel %d of the set before dropped%s (%.2f s): %.4f\n",
+                    rep.dropped_id[i], i == 0 ? " first" : "", rep.dropped_s[i], rep.dropped_loo[i]);
+    }
     if (start)
         fprintf(stderr, "kgen catalogue: --start %s: %s (%d of its kernels replaced; regret both minimise, geometric mean"
                         " %.4f, from scratch %.4f)\n",

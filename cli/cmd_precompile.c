@@ -18,34 +18,25 @@
 #include "cli.h"
 #include "runtime/catalogue.h"
 
-typedef struct job {
-    int kernel, layout;
-    long tile;             /* TILE_M x TILE_N: the order in which the jobs start, largest first */
-    int outcome;           /* 0 compiled, 1 already cached, 2 failed */
-    double ms;
-    char error[512];
-} job;
-
 typedef struct work {
-    const kgi_catalogue *cat;
     const char *template_dir;
     int arch;
-    job *jobs;
+    kgc_compile_job *jobs;
     int njobs, next;
     pthread_mutex_t mu;
 } work;
 
 static int by_tile(const void *a, const void *b)
 {
-    const job *x = a, *y = b;
-    if (x->tile != y->tile)
-        return x->tile > y->tile ? -1 : 1;
+    const kgc_compile_job *x = a, *y = b;
+    if (x->order != y->order)
+        return x->order > y->order ? -1 : 1;
     return x->kernel != y->kernel ? x->kernel - y->kernel : x->layout - y->layout;
 }
 
 static int by_kernel(const void *a, const void *b)
 {
-    const job *x = a, *y = b;
+    const kgc_compile_job *x = a, *y = b;
     return x->kernel != y->kernel ? x->kernel - y->kernel : x->layout - y->layout;
 }
 
@@ -73,17 +64,14 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&w->mu);
         if (i < 0)
             break;
-        job *j = &w->jobs[i];
+        kgc_compile_job *j = &w->jobs[i];
         if (open_error[0]) {
             j->outcome = 2;
             snprintf(j->error, sizeof j->error, "%s", open_error);
             continue;
         }
-        const kgi_cat_kernel *k = &w->cat->kernels[j->kernel];
-        char config[640];
-        snprintf(config, sizeof config, "%s layout=%s", k->config, kgi_layout_name(j->layout));
         kg_cubin *cubin;
-        if ((st = kg_compile(ctx, k->tmpl, config, w->arch, &cubin)) != KG_OK) {
+        if ((st = kg_compile(ctx, j->tmpl, j->config, w->arch, &cubin)) != KG_OK) {
             j->outcome = 2;
             first_line(j->error, sizeof j->error, kg_last_error(ctx));
             continue;
@@ -100,6 +88,26 @@ static void *worker(void *arg)
     }
     kg_context_close(ctx);
     return NULL;
+}
+
+int kgc_compile_jobs(const char *template_dir, int arch, kgc_compile_job *jobs, int n, int threads)
+{
+    if (threads > n)
+        threads = n > 0 ? n : 1;
+    if (threads < 1)
+        threads = 1;
+    work w = {template_dir, arch, jobs, n, 0, PTHREAD_MUTEX_INITIALIZER};
+    pthread_t *tid = calloc((size_t)threads, sizeof *tid);
+    int started = 0;
+    for (int i = 0; tid && i < threads; i++)
+        started += pthread_create(&tid[i], NULL, worker, &w) == 0 ? 1 : (tid[i] = 0, 0);
+    if (started == 0)
+        worker(&w);
+    for (int i = 0; tid && i < threads; i++)
+        if (tid[i])
+            pthread_join(tid[i], NULL);
+    free(tid);
+    return started;
 }
 
 static double now_s(void)
@@ -152,7 +160,7 @@ int kgc_cmd_precompile(int argc, char **argv)
         return rc;
     kgc_args args;
     kgi_catalogue *owned = NULL;
-    job *jobs = NULL;
+    kgc_compile_job *jobs = NULL;
     if ((rc = kgc_parse(ctx, argc, argv, own, 0, &args)) != KGC_OK)
         goto out;
     if (args.nparam > 0 || strcmp(args.tmpl, "matmul") != 0) {
@@ -200,26 +208,18 @@ int kgc_cmd_precompile(int argc, char **argv)
     }
     for (int k = 0; k < cat->nkernels; k++)
         for (int l = 0; l < 4; l++)
-            if (kgi_catalogue_in_layout(cat, k, l))
-                jobs[njobs++] = (job){.kernel = k, .layout = l,
-                                      .tile = (long)cat->kernels[k].tile_m * cat->kernels[k].tile_n};
+            if (kgi_catalogue_in_layout(cat, k, l)) {
+                kgc_compile_job *j = &jobs[njobs++];
+                j->tmpl = cat->kernels[k].tmpl;
+                snprintf(j->config, sizeof j->config, "%s layout=%s", cat->kernels[k].config, kgi_layout_name(l));
+                j->kernel = k, j->layout = l;
+                j->order = (long)cat->kernels[k].tile_m * cat->kernels[k].tile_n;
+            }
     qsort(jobs, (size_t)njobs, sizeof *jobs, by_tile);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int nthreads = njobs_opt ? (int)njobs_opt : cores > 0 ? (int)cores : 1;
-    if (nthreads > njobs)
-        nthreads = njobs > 0 ? njobs : 1;
-    work w = {cat, args.template_dir, arch, jobs, njobs, 0, PTHREAD_MUTEX_INITIALIZER};
-    pthread_t *threads = calloc((size_t)nthreads, sizeof *threads);
     double t0 = now_s();
-    int started = 0;
-    for (int i = 0; threads && i < nthreads; i++)
-        started += pthread_create(&threads[i], NULL, worker, &w) == 0 ? 1 : (threads[i] = 0, 0);
-    if (started == 0)
-        worker(&w);
-    for (int i = 0; threads && i < nthreads; i++)
-        if (threads[i])
-            pthread_join(threads[i], NULL);
-    free(threads);
+    int started = kgc_compile_jobs(args.template_dir, arch, jobs, njobs, nthreads);
     double wall = now_s() - t0;
     qsort(jobs, (size_t)njobs, sizeof *jobs, by_kernel); /* failures reported in the catalogue's order */
     int count[3] = {0, 0, 0};

@@ -65,6 +65,10 @@
 # KGEN_CATALOGUE_ADD_BEST=N at most N of them, those that lower the
 # leave-one-out regret most (make --add-best N). No step 2b. Timing a new
 # kernel costs one candidate's share of step 2.
+# KGEN_CATALOGUE_MAX_COMPILE=S fits step 4's set to S seconds of NVRTC on this
+# machine (make --max-compile S: the kernels that help least per second of
+# compiling dropped until compiling all of them in their layouts, one thread
+# each, takes at most S), so that `kgen precompile` stays within its budget.
 # `kgen catalogue twins FILE -o LIST` (no GPU) proposes such kernels: twins of
 # FILE's kernels for the layouts they are kept out of where they would win.
 # A WORK_DIR given again resumes (its candidates, and what its database
@@ -373,6 +377,13 @@ if [ -n "$ADD" ] && { [ -z "$EXTEND" ] || [ ! -r "$ADD" ] || [ ! -f "$ADD" ] ||
         "or more, and it adds to KGEN_CATALOGUE_EXTEND's catalogue" >&2
     exit 2
 fi
+MAX_COMPILE=${KGEN_CATALOGUE_MAX_COMPILE:-}
+case $MAX_COMPILE in
+    '') ;;
+    *[!0-9.]* | *.*.* | .* | *.)
+        echo "build-catalogue.sh: KGEN_CATALOGUE_MAX_COMPILE: '$MAX_COMPILE' is not a number of seconds" >&2
+        exit 2 ;;
+esac
 ADD_BEST=${KGEN_CATALOGUE_ADD_BEST:-}
 case $ADD_BEST in
     '') ;;
@@ -696,11 +707,11 @@ if [ "$PASSES" -gt 1 ]; then
     [ "$nb" = 0 ] || FROM="$FROM; $nb launch-bound pairs timed in $PASSES passes"
 fi
 # the header's command line: one line of at most 255 characters (a long path cut, not the hours of timing lost)
-CMD="scripts/build-catalogue.sh (training shapes $SHAPES, candidates: $FROM${NKERN:+, at most $NKERN kernels})"
+CMD="scripts/build-catalogue.sh (${MAX_COMPILE:+--max-compile $MAX_COMPILE, }training shapes $SHAPES, candidates: $FROM${NKERN:+, at most $NKERN kernels})"
 [ "${#CMD}" -le 255 ] || CMD=$(printf '%.252s...' "$CMD")
 "$KGEN" catalogue make "$@" ${NKERN:+--max-kernels} ${NKERN:+"$NKERN"} ${KEEP:+--kernels} ${KEEP:+"$KEEP"} \
     ${EXTEND:+--kernels} ${EXTEND:+"$EXTEND"} ${ADD:+--add} ${ADD:+"$ADD"} \
-    ${ADD_BEST:+--add-best} ${ADD_BEST:+"$ADD_BEST"} \
+    ${ADD_BEST:+--add-best} ${ADD_BEST:+"$ADD_BEST"} ${MAX_COMPILE:+--max-compile} ${MAX_COMPILE:+"$MAX_COMPILE"} \
     ${EXTEND:+--measured} ${EXTEND:+"$EXTEND"} ${BASE:+--start} ${BASE:+"$BASE"} --date "$DATE" --driver "$DRIVER" \
     --command "$CMD" -o "$OUT" || exit 1
 echo "build-catalogue.sh: wrote $OUT in $(($(date +%s) - t0)) s; rebuild kgen to embed it"

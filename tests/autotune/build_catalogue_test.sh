@@ -369,6 +369,17 @@ for bad in 0 01 x -1; do
     check "ADD_BEST=$bad: refused (2)" test $? = 2
     check "... saying why" grep -q "KGEN_CATALOGUE_ADD_BEST: '$bad' is not a count of kernels" "$tmp/err"
 done
+KGEN_CATALOGUE_EXTEND="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_ADD="$tmp/add.cfg" KGEN_CATALOGUE_MAX_COMPILE=55.5 \
+    KGEN_CATALOGUE_SHAPES="$tmp/xshapes.txt" sh "$SCRIPT" "$tmp/x" "$tmp/xw2" >"$tmp/out" 2>"$tmp/err"
+check "MAX_COMPILE: exits 0 ($(cat "$tmp/err"))" test $? = 0
+check "... make fits the set to it" test "$(grep -A1 -x -- --max-compile "$tmp/make-args" | tail -n 1)" = 55.5
+check "... the header says so" grep -q -- "^scripts/build-catalogue.sh (--max-compile 55.5, training shapes" "$tmp/make-args"
+for bad in x 1.2.3 .5 5. -1; do
+    KGEN_CATALOGUE_EXTEND="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_ADD="$tmp/add.cfg" KGEN_CATALOGUE_MAX_COMPILE=$bad \
+        KGEN_CATALOGUE_SHAPES="$tmp/xshapes.txt" sh "$SCRIPT" "$tmp/x" "$tmp/xw2" >"$tmp/out" 2>"$tmp/err"
+    check "MAX_COMPILE=$bad: refused (2)" test $? = 2
+    check "... saying why" grep -q "KGEN_CATALOGUE_MAX_COMPILE: '$bad' is not a number of seconds" "$tmp/err"
+done
 KGEN_CATALOGUE_EXTEND="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_ADD_BEST=2 KGEN_CATALOGUE_SHAPES="$tmp/xshapes.txt" \
     sh "$SCRIPT" "$tmp/x" "$tmp/xw3" >"$tmp/out" 2>"$tmp/err"
 check "ADD_BEST without ADD: refused (2)" test $? = 2

@@ -283,6 +283,50 @@ expect 2 "$tmp/h100.txt was measured on NVIDIA H100 80GB HBM3 (sm_90, 132 SMs), 
 check "--measured from another device: nothing written" test ! -e "$tmp/x.txt"
 expect 2 "catalogue make --measured: $tmp/bad.txt" catalogue make "$DATA" --measured "$tmp/bad.txt" --date 2026-11-23 \
     -o "$tmp/x.txt"
+# --measured with no export: the catalogue's own times, kernels and blocks per SM, as they were (a refit)
+"$KGEN" catalogue make --kernels "$tmp/cat.txt" --measured "$tmp/cat.txt" --date 2026-11-23 -o "$tmp/self.txt" \
+    2>"$tmp/self.err"
+check "--measured alone: exits 0" test $? = 0
+check "--measured alone: kernels, times and driver as the catalogue's" \
+    test "$(grep -v -e '^#' -e '^command ' "$tmp/self.txt")" = "$(grep -v -e '^#' -e '^command ' "$tmp/cat.txt")"
+check "--measured alone: the header says whose times" grep -q "^# Its times are those $tmp/cat.txt held" "$tmp/self.txt"
+expect 2 "one EXPORT file .* or more (none with --measured" catalogue make --kernels "$tmp/cat.txt" --date 2026-11-23 \
+    -o "$tmp/x.txt"
+# --max-compile: each kernel compiled in the layouts it has times in (NVRTC, no GPU); a budget above the set's
+# takes nothing out, one below it drops kernels, the rest are the catalogue's in its order; one no set can
+# meet is an error, nothing written
+"$KGEN" catalogue make --kernels "$tmp/cat.txt" --measured "$tmp/cat.txt" --date 2026-11-23 --max-compile 1e5 \
+    -o "$tmp/fit0.txt" 2>"$tmp/fit0.err"
+check "--max-compile above the set's: exits 0" test $? = 0
+check "--max-compile above the set's: every kernel kept" \
+    test "$(grep -v '^#' "$tmp/fit0.txt")" = "$(grep -v '^#' "$tmp/self.txt")"
+check "--max-compile: the report gives NVRTC's seconds, none dropped" \
+    grep -q "kgen catalogue: --max-compile 100000: NVRTC took [0-9.]* s over the set's kernels in their layouts; 0 dropped" \
+    "$tmp/fit0.err"
+total=$(sed -n 's/.*NVRTC took \([0-9.]*\) s over.*/\1/p' "$tmp/fit0.err")
+half=$(awk -v t="$total" 'BEGIN { printf "%.3f", t / 2 }')
+"$KGEN" catalogue make --kernels "$tmp/cat.txt" --measured "$tmp/cat.txt" --date 2026-11-23 --max-compile "$half" \
+    -o "$tmp/fit.txt" 2>"$tmp/fit.err"
+rc=$?
+if [ "$rc" = 0 ]; then
+    left=$(sed -n 's/.* dropped, leaving \([0-9.]*\) s;.*/\1/p' "$tmp/fit.err")
+    check "--max-compile $half (half of $total s): the kernels left take at most that ($left s)" \
+        awk -v l="$left" -v h="$half" 'BEGIN { exit !(l <= h) }'
+    check "--max-compile: kernels dropped" test "$(grep -c '^kernel ' "$tmp/fit.txt")" -lt "$(grep -c '^kernel ' "$tmp/cat.txt")"
+    awk '$1 == "kernel" { $1 = $2 = ""; print }' "$tmp/fit.txt" >"$tmp/fit.k"
+    awk '$1 == "kernel" { $1 = $2 = ""; print }' "$tmp/cat.txt" | grep -F -x -f "$tmp/fit.k" >"$tmp/cat.k"
+    check "--max-compile: those kept are the catalogue's, in its order" cmp -s "$tmp/fit.k" "$tmp/cat.k"
+    check "--max-compile: the header says what was dropped" grep -q "^# Dropped, by their IDs before: " "$tmp/fit.txt"
+else
+    check "--max-compile $half: refused only where no kernel can go ($(cat "$tmp/fit.err"))" \
+        grep -q "dropping any of them would leave" "$tmp/fit.err"
+fi
+expect 2 "dropping any of them would leave kg_matmul's choice at some (layout, shape) more than 2.00 times slower" \
+    catalogue make --kernels "$tmp/cat.txt" --measured "$tmp/cat.txt" --date 2026-11-23 --max-compile 0.001 \
+    -o "$tmp/x.txt"
+check "--max-compile no set meets: nothing written" test ! -e "$tmp/x.txt"
+expect 2 "--max-compile must be" catalogue make --kernels "$tmp/cat.txt" --measured "$tmp/cat.txt" \
+    --date 2026-11-23 --max-compile 0 -o "$tmp/x.txt"
 # kernels: a catalogue's kernels as a --configs list, in its order (what build-catalogue.sh times for KEEP)
 "$KGEN" catalogue kernels "$tmp/rev.txt" -o "$tmp/rev.cfg"
 check "kernels: exits 0" test $? = 0

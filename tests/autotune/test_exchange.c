@@ -1,8 +1,8 @@
 /*
  * test_exchange.c -- make's choice of a catalogue's kernels on small tables,
  * no GPU: the greedy cover (kgi_cat_greedy, and kgi_cat_greedy_from grown
- * from a kept set), the swaps after it (kgi_cat_exchange) and the sum both
- * lower (kgi_cat_cost).
+ * from a kept set), the swaps after it (kgi_cat_exchange), the sum both
+ * lower (kgi_cat_cost), and the fit to a compile budget (kgi_cat_trim).
  */
 #include <math.h>
 #include <stdio.h>
@@ -143,5 +143,63 @@ int main(void)
     int k8[2] = {0};
     CHECK(kgi_cat_greedy_from(t8, pred8, 2, 2, 1, 2, 0.0, INFINITY, k8) == 1);
     CHECK(kgi_cat_greedy_from(t8, NULL, 2, 2, 1, 2, 0.0, INFINITY, k8) == 2 && k8[1] == 1);
+
+    /* Fitted to a budget (make --max-compile, kgi_cat_trim). Two kernels, each the choice at one pair and the
+     * other's fallback there: kernel 0 is the best at pair 0 (kernel 1 1.05 of it), kernel 1 at pair 1 (kernel
+     * 0 1.2 of it). Dropping kernel 0 costs log 1.05, kernel 1 log 1.2; per unit of compile time, kernel 0
+     * goes when it costs 10 against kernel 1's 1, and kernel 1 when kernel 0 costs 0.2. */
+    const double ta[2 * 2] = {1.0, 1.2, /* kernel 0 */ 1.05, 1.0 /* kernel 1 */};
+    const double costa[2] = {10, 1}, costb[2] = {0.2, 1};
+    int pa[2] = {0, 1}, na = 2, da[2];
+    int got = kgi_cat_trim(ta, NULL, 2, 2, 2.0, costa, 11, pa, &na, da);
+    CHECK_MSG(got == 0 && na == 2, "within the budget: %d dropped, %d left", got, na);
+    got = kgi_cat_trim(ta, NULL, 2, 2, 2.0, costa, 5, pa, &na, da);
+    CHECK_MSG(got == 1 && da[0] == 0 && na == 1 && pa[0] == 1, "costs 10, 1: %d dropped (%d), left %d", got, da[0],
+              pa[0]);
+    int pb[2] = {0, 1}, nb = 2;
+    got = kgi_cat_trim(ta, NULL, 2, 2, 2.0, costb, 0.5, pb, &nb, da);
+    CHECK_MSG(got == 1 && da[0] == 1 && nb == 1 && pb[0] == 0, "costs 0.2, 1: %d dropped (%d)", got, da[0]);
+    /* the `worst` rule: with kernel 0 3 times the best at pair 1, dropping kernel 1 costs log 3 (1.10) and
+     * kernel 0 log 1.05 (0.049); at costs 0.02 and 1, kernel 1 is the cheaper loss per unit (1.10 against
+     * 2.44) and goes with `worst` 4, but with `worst` 2 it may not, so kernel 0 does */
+    const double tc[2 * 2] = {1.0, 3.0, 1.05, 1.0};
+    const double costc[2] = {0.02, 1};
+    int pc[2] = {0, 1}, nc = 2;
+    got = kgi_cat_trim(tc, NULL, 2, 2, 2.0, costc, 1.0, pc, &nc, da);
+    CHECK_MSG(got == 1 && da[0] == 0 && nc == 1 && pc[0] == 1, "worst 2: %d dropped (%d)", got, da[0]);
+    int pd[2] = {0, 1}, nd = 2;
+    got = kgi_cat_trim(tc, NULL, 2, 2, 4.0, costc, 1.0, pd, &nd, da);
+    CHECK_MSG(got == 1 && da[0] == 1 && nd == 1 && pd[0] == 0, "worst 4: %d dropped (%d)", got, da[0]);
+    /* A kernel that is nowhere the choice goes first, whatever it costs (nothing lost), those the choice
+     * somewhere by their loss per unit, and one whose pairs nothing else covers (a regret of
+     * KGI_CAT_UNCOVERED, above `worst`) never: kernel 1 is 1.05 of kernel 0 everywhere, kernel 3 1.1 of kernel
+     * 2 at pair 3, kernel 4 alone at pair 4. Budget 17 of 18: kernel 1, the first of the two free ones. Budget
+     * 14: both free ones, then none can go: -1, the set left {0, 2, 4} in its order. */
+    enum { NC9 = 5, NP9 = 5 };
+    const double t9[NC9 * NP9] = {
+        1.0,  1.0,  1.0,  NOT, NOT, /* kernel 0 */
+        1.05, 1.05, 1.05, NOT, NOT, /* kernel 1 */
+        NOT,  NOT,  NOT,  1.0, NOT, /* kernel 2 */
+        NOT,  NOT,  NOT,  1.1, NOT, /* kernel 3 */
+        NOT,  NOT,  NOT,  NOT, 1.0, /* kernel 4 */
+    };
+    const double cost9[NC9] = {10, 1, 4, 2, 1};
+    int p9[NC9] = {0, 1, 2, 3, 4}, n9 = NC9, d9[NC9];
+    got = kgi_cat_trim(t9, NULL, NC9, NP9, 2.0, cost9, 17, p9, &n9, d9);
+    CHECK_MSG(got == 1 && d9[0] == 1 && n9 == 4, "budget 17: %d dropped (first %d), %d left", got, d9[0], n9);
+    int q9[NC9] = {0, 1, 2, 3, 4}, m9 = NC9;
+    got = kgi_cat_trim(t9, NULL, NC9, NP9, 2.0, cost9, 14, q9, &m9, d9);
+    CHECK_MSG(got == -1 && m9 == 3 && q9[0] == 0 && q9[1] == 2 && q9[2] == 4 && d9[0] == 1 && d9[1] == 3,
+              "budget 14: %d, %d left: %d %d %d", got, m9, q9[0], q9[1], q9[2]);
+    /* by the predictions, as make passes them: ranked first at pairs 0-2, kernel 1 is the choice there though
+     * kernel 0 is faster, so dropping kernel 1 lowers the regret: it goes first */
+    double pred9[NC9 * NP9];
+    for (int i = 0; i < NC9 * NP9; i++)
+        pred9[i] = t9[i];
+    for (int p = 0; p < 3; p++)
+        pred9[NP9 + p] = 0.5;
+    int r9[NC9] = {0, 1, 2, 3, 4}, k9 = NC9;
+    got = kgi_cat_trim(t9, pred9, NC9, NP9, 2.0, cost9, 17, r9, &k9, d9);
+    CHECK_MSG(got == 1 && d9[0] == 1 && k9 == 4, "by pred: %d dropped (first %d)", got, d9[0]);
     TEST_DONE();
 }
