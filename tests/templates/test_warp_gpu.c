@@ -374,6 +374,16 @@ static int test_pack(kg_context *ctx)
     return verified;
 }
 
+/* The kernel of configuration `base` in `layout`, its text in config[]; NULL after a failed check. */
+static kg_kernel *kernel_in(kg_context *ctx, const char *base, const char *layout, char *config, size_t len)
+{
+    snprintf(config, len, "%s layout=%s", base, layout);
+    kg_kernel *kern;
+    kg_status st = kg_kernel_get(ctx, "matmul_warp", config, &kern);
+    CHECK_MSG(st == KG_OK, "%s: %s", config, kg_last_error(ctx));
+    return st == KG_OK ? kern : NULL;
+}
+
 /*
  * red = 4 into a C whose rows are not 16-byte granular: the additions are
  * realigned per row (a thread's last 4-float group takes the next run's
@@ -393,11 +403,8 @@ static int test_realigned_red(kg_context *ctx)
             if (!strstr(rr_configs[c].layouts, layouts[l]))
                 continue;
             char config[512];
-            snprintf(config, sizeof config, "%s layout=%s", rr_configs[c].config, layouts[l]);
-            kg_kernel *kern;
-            kg_status st = kg_kernel_get(ctx, "matmul_warp", config, &kern);
-            CHECK_MSG(st == KG_OK, "%s: %s", config, kg_last_error(ctx));
-            if (st != KG_OK)
+            kg_kernel *kern = kernel_in(ctx, rr_configs[c].config, layouts[l], config, sizeof config);
+            if (!kern)
                 continue;
             for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
                 int m = sizes[z][0], n = sizes[z][1], k = sizes[z][2];
@@ -476,11 +483,8 @@ static int test_cva(kg_context *ctx)
             if (!strstr(cv_configs[c].layouts, layouts[l]))
                 continue;
             char config[512];
-            snprintf(config, sizeof config, "%s layout=%s", cv_configs[c].config, layouts[l]);
-            kg_kernel *kern;
-            kg_status st = kg_kernel_get(ctx, "matmul_warp", config, &kern);
-            CHECK_MSG(st == KG_OK, "%s: %s", config, kg_last_error(ctx));
-            if (st != KG_OK)
+            kg_kernel *kern = kernel_in(ctx, cv_configs[c].config, layouts[l], config, sizeof config);
+            if (!kern)
                 continue;
             for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++)
                 for (int pad = 0; pad <= 4; pad++)
