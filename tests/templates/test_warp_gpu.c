@@ -29,6 +29,11 @@
  * suite in all four layouts -- on ragged rows (odd lda, ldb: the launcher
  * packs them), and on aligned rows, where only an operand whose contiguous
  * M or N extent is not a multiple of 4 is packed -- and refuse none.
+ *
+ * C's rows written and added in pieces by their alignment (cva=1): at odd
+ * N, and with C placed 1-3 floats past a 16-byte boundary at every ldc
+ * residue (kgi_verify_kernel_at; the floats before C must survive), bounds=0
+ * among them; split-K's pieced additions; stream-K's whole tiles.
  */
 #include <stdio.h>
 #include <stdlib.h>
