@@ -574,23 +574,21 @@ static kg_status choose_added(int np, const double *t, const double *pred, const
 
 /* --max-compile: the set pick[0..*n) fitted to o->max_compile_s seconds of NVRTC by kgi_cat_trim, each kernel's cost
  * what o->compile_cost gives for it in every layout it has a time in (those kg_matmul and `kgen precompile` compile
- * it in). The regrets reported are against the fastest of the set before the fit with --kernels (all measured
- * otherwise), as the header's are. */
+ * it in). before[0..*n) is the set as it was; the regrets reported are against its fastest with --kernels (all
+ * measured otherwise), as the header's are. */
 static kg_status fit_compile(const collect *c, const double *t, const double *pred, const kgi_cat_make_opts *o,
-                             int *pick, int *n, kgi_cat_make_report *rep, char *err, size_t errlen)
+                             const int *before, int *pick, int *n, kgi_cat_make_report *rep, char *err, size_t errlen)
 {
     int n0 = *n, m = 0;
     const char **tmpl = malloc((size_t)n0 * 4 * sizeof *tmpl);
     char **config = calloc((size_t)n0 * 4, sizeof *config);
-    int *owner = malloc((size_t)n0 * 4 * sizeof *owner), *before = malloc((size_t)n0 * sizeof *before),
-        *dropped = malloc((size_t)n0 * sizeof *dropped);
+    int *owner = malloc((size_t)n0 * 4 * sizeof *owner), *dropped = malloc((size_t)n0 * sizeof *dropped);
     double *seconds = calloc((size_t)n0 * 4, sizeof *seconds), *cost = calloc((size_t)c->nk, sizeof *cost);
     kg_status st = KG_ERR_NOMEM;
-    if (!tmpl || !config || !owner || !before || !dropped || !seconds || !cost) {
+    if (!tmpl || !config || !owner || !dropped || !seconds || !cost) {
         snprintf(err, errlen, "out of memory");
         goto done;
     }
-    memcpy(before, pick, (size_t)n0 * sizeof *before);
     for (int q = 0; q < n0; q++)
         for (int l = 0; l < 4; l++) {
             int has = 0;
@@ -657,7 +655,6 @@ done:
     free(config);
     free(tmpl);
     free(owner);
-    free(before);
     free(dropped);
     free(seconds);
     free(cost);
@@ -844,18 +841,18 @@ kg_status kgi_catalogue_make(const char *const *exports, const size_t *lens, int
             free(from);
         }
     }
-    /* with --kernels, the regrets below are against the fastest of the set before --max-compile's fit */
+    /* the set before --max-compile's fit: with --kernels, the regrets below are against its fastest */
     int nbase = n;
-    int *base = o->keep ? malloc((size_t)n * sizeof *base) : NULL;
-    if (o->keep && !base) {
+    int *chosen_set = malloc((size_t)(n > 0 ? n : 1) * sizeof *chosen_set);
+    if (!chosen_set) {
         st = KG_ERR_NOMEM;
         goto done;
     }
-    if (base)
-        memcpy(base, pick, (size_t)n * sizeof *base);
+    memcpy(chosen_set, pick, (size_t)n * sizeof *chosen_set);
+    const int *base = o->keep ? chosen_set : NULL;
     if (o->max_compile_s > 0 && o->compile_cost &&
-        (st = fit_compile(&c, t, pred, o, pick, &n, rep, err, errlen)) != KG_OK) {
-        free(base);
+        (st = fit_compile(&c, t, pred, o, chosen_set, pick, &n, rep, err, errlen)) != KG_OK) {
+        free(chosen_set);
         goto done;
     }
     /* the chosen set: its fastest, and kg_matmul's leave-one-out choice, against the best measured (with
@@ -883,7 +880,7 @@ kg_status kgi_catalogue_make(const char *const *exports, const size_t *lens, int
     rep->geomean_regret = c.np ? exp(sum / c.np) : 1.0;
     int lp;
     rep->loo_geomean = loo_regret(t, pred, c.np, c.nk, base, nbase, pick, n, &rep->loo_worst, &lp);
-    free(base);
+    free(chosen_set);
     if (lp >= 0)
         snprintf(rep->loo_worst_pair, sizeof rep->loo_worst_pair, "%s %dx%dx%d", kgi_layout_name(c.p[lp].layout),
                  c.p[lp].m, c.p[lp].n, c.p[lp].k);

@@ -164,7 +164,8 @@ static int read_catalogue(const char *what, const char *path, const char *templa
 }
 
 /* --max-compile's costs: each configuration compiled now, in a thread per core, with neither kgen's disk cache nor
- * NVRTC's own (the driver's compute cache, CUDA 12.9 and later) looked in, so that each time is NVRTC's work. */
+ * NVRTC's own (the driver's compute cache, CUDA 12.9 and later) looked in, so that each time is NVRTC's work. NVRTC
+ * reads CUDA_CACHE_DISABLE once, at its first compile in the process: in `make`, this one. */
 static int compile_seconds(void *ud, int arch, int n, const char *const *tmpl, const char *const *config,
                            double *seconds, char *err, size_t errlen)
 {
