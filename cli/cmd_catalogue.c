@@ -372,21 +372,23 @@ static int make(int argc, char **argv)
     kgi_catalogue_free(check);
     if (kgc_write_file(output, buf, blen) != 0)
         goto done;
+    /* the kernels of --kernels, all kept before --max-compile dropped any (its line below says which) */
+    int nkept = kept ? kept->nkernels : 0;
     if (keep && add_best)
         fprintf(stderr,
                 "kgen catalogue: %d rows, %d kernels measured over %d (layout, shape) pairs; the %d of %s kept, and %d"
                 " of the %d of %s (--add-best %d). kg_matmul's choice from them with each pair left out: %.3f of the"
                 " fastest of them on geometric mean, %.2f at worst (%s); against the fastest of all %d: %.4f, where"
                 " the kept alone score %.4f\n",
-                rep.rows, rep.kernels_measured, rep.pairs, rep.kernels - rep.added, keep, rep.added, added.n, add,
-                o.add_best, rep.loo_geomean, rep.loo_worst, rep.loo_worst_pair[0] ? rep.loo_worst_pair : "none",
-                rep.kernels - rep.added + added.n, rep.loo_set_all, rep.loo_keep_all);
+                rep.rows, rep.kernels_measured, rep.pairs, nkept, keep, rep.added, added.n, add, o.add_best,
+                rep.loo_geomean, rep.loo_worst, rep.loo_worst_pair[0] ? rep.loo_worst_pair : "none", nkept + added.n,
+                rep.loo_set_all, rep.loo_keep_all);
     else if (keep)
         fprintf(stderr,
                 "kgen catalogue: %d rows, %d kernels measured over %d (layout, shape) pairs; the %d of %s kept%s%s."
                 " kg_matmul's choice from them with each pair left out: %.3f of the fastest of them on geometric"
                 " mean, %.2f at worst (%s)\n",
-                rep.rows, rep.kernels_measured, rep.pairs, rep.kernels - added.n, keep, add ? ", and those of " : "",
+                rep.rows, rep.kernels_measured, rep.pairs, nkept, keep, add ? ", and those of " : "",
                 add ? add : "", rep.loo_geomean, rep.loo_worst,
                 rep.loo_worst_pair[0] ? rep.loo_worst_pair : "none");
     else
@@ -400,7 +402,7 @@ static int make(int argc, char **argv)
     /* the order the cover took them in, which the file (in the list's order) does not show */
     for (int i = 0; keep && add_best && i < rep.added && i < KGI_CAT_ADDED_MAX; i++)
         fprintf(stderr, "kgen catalogue: --add-best: %s line %d taken %s: %.4f against the fastest of all %d\n", add,
-                rep.added_line[i], i == 0 ? "first" : "next", rep.added_loo[i], rep.kernels - rep.added + added.n);
+                rep.added_line[i], i == 0 ? "first" : "next", rep.added_loo[i], nkept + added.n);
     if (keep && add_best && rep.added > KGI_CAT_ADDED_MAX)
         fprintf(stderr, "kgen catalogue: --add-best: %d more taken after those\n", rep.added - KGI_CAT_ADDED_MAX);
     if (max_compile) {

@@ -226,6 +226,20 @@ gain=$(sed -n 's/.*against the fastest of all 5: \([0-9.]*\), where the kept alo
     "$tmp/b.err")
 check "--add-best: the regret against the fastest of all falls ($gain)" \
     awk -v g="$gain" 'BEGIN { split(g, v, " "); exit !(v[1] != "" && v[1] + 0 < v[2] + 0) }'
+# with --max-compile too: the report counts the kept catalogue's kernels and all those measured as before the
+# fit dropped any (the fit's own line says which went)
+"$KGEN" catalogue make "$tmp/best.csv" --kernels "$tmp/first2.txt" --add "$tmp/yxz.cfg" --add-best 3 \
+    --max-compile 1e5 --date 2026-11-23 -o "$tmp/bestf.txt" 2>"$tmp/bf.err"
+btotal=$(sed -n 's/.*NVRTC took \([0-9.]*\) s over.*/\1/p' "$tmp/bf.err")
+bsome=$(awk -v t="$btotal" 'BEGIN { printf "%.3f", t * 0.8 }')
+"$KGEN" catalogue make "$tmp/best.csv" --kernels "$tmp/first2.txt" --add "$tmp/yxz.cfg" --add-best 3 \
+    --max-compile "$bsome" --max-regret 100 --date 2026-11-23 -o "$tmp/bestf.txt" 2>"$tmp/bf.err"
+check "--add-best with --max-compile $bsome (of $btotal s): exits 0, a kernel dropped ($(tail -n 1 "$tmp/bf.err"))" \
+    test "$(grep -c '^kernel ' "$tmp/bestf.txt")" -lt 4
+check "--add-best with --max-compile: the report says the 2 of the catalogue kept and 2 of the 3, as before the fit" \
+    grep -q "the 2 of $tmp/first2.txt kept, and 2 of the 3 of $tmp/yxz.cfg (--add-best 3)" "$tmp/bf.err"
+check "--add-best with --max-compile: against the fastest of all 5, as before the fit" \
+    grep -q "against the fastest of all 5: " "$tmp/bf.err"
 "$KGEN" catalogue make "$tmp/best.csv" --kernels "$tmp/first2.txt" --add "$tmp/yxz.cfg" --add-best 1 \
     --date 2026-11-23 -o "$tmp/best1.txt" 2>/dev/null
 check "--add-best 1: Z alone, the larger gain" \
