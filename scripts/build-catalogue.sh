@@ -4,7 +4,7 @@
 #   scripts/build-catalogue.sh BUILD_DIR [WORK_DIR]
 #   scripts/build-catalogue.sh --make-shapes    (rewrites catalogue/train-shapes.txt)
 #   scripts/build-catalogue.sh --cublas-shapes N EXPORT BENCH_CSV...     (step 2b's shapes, below)
-#   scripts/build-catalogue.sh --tuned-winners CANDIDATES EXPORT TUNED  (step 2b's new candidates)
+#   scripts/build-catalogue.sh --tuned-winners CANDIDATES EXPORT TUNED [BEAT]  (step 2b's new candidates)
 #
 # On a GPU machine, with kgen built in BUILD_DIR (this script builds
 # nothing), using only kgen's own commands:
@@ -63,8 +63,13 @@
 # pairs among those; step 4 keeps FILE's kernels and times, appends the
 # added kernels (make --kernels FILE --add CONFIGS --measured FILE), with
 # KGEN_CATALOGUE_ADD_BEST=N at most N of them, those that lower the
-# leave-one-out regret most (make --add-best N). No step 2b. Timing a new
-# kernel costs one candidate's share of step 2.
+# leave-one-out regret most (make --add-best N). Timing a new kernel costs
+# one candidate's share of step 2. With KGEN_CATALOGUE_TUNE=N, step 2b
+# runs on FILE: kgen-bench times cuBLAS at the training shapes, kgen tune
+# runs at the N shapes furthest below it (by FILE's fastest times and those
+# just measured), and each winner faster than every kernel of FILE and of
+# the list by more than 3 % at the (layout, shape) it won is added (after
+# the list's), timed like them.
 # KGEN_CATALOGUE_MAX_COMPILE=S fits step 4's set to S seconds of NVRTC on this
 # machine (make --max-compile S: the kernels that help least per second of
 # compiling dropped until compiling all of them in their layouts, one thread
@@ -213,19 +218,27 @@ END {
         awk '{ printf "tune%02d %s %s %s\n", NR, $2, $3, $4 }'
 }
 
-# step 2b's new candidates, tuned_winners CANDIDATES EXPORT TUNED (the candidates list, `kgen db export`s
+# step 2b's new candidates, tuned_winners CANDIDATES EXPORT TUNED [BEAT] (the candidates list, `kgen db export`s
 # of the candidates' times and of the tunes): each tuned (layout, shape)'s winner (the fastest final-stage
 # time, else, where none has one, the fastest search time), without its layout, once however many
-# layouts it won, unless measured or listed as a candidate already
+# layouts it won, unless measured or listed as a candidate already. With BEAT (CSV: layout m n k time_ms, the
+# fastest time of the kernels it would join), only a winner that beats BEAT's time at the (layout, shape) it won
+# by more than 3 % (or won where BEAT has none)
 tuned_winners() {
     w=$(awk -F, "$EXPORT_CSV"'
-FNR == 1 { header("template config", "template config layout m n k time_ms final_ms"); next }
+FNR == 1 { header("template config", FILENAME == ARGV[2] ? "template config layout m n k time_ms final_ms" : "layout m n k time_ms")
+  next }
 function kernel(cf) { sub(/ layout=[a-z]*$/, "", cf); return $c["template"] " " cf }
 fi == 1 { seen[kernel($c["config"])] = 1; next }
+fi == 3 {
+  kl = $c["layout"] " " ($c["m"] + 0) " " ($c["n"] + 0) " " ($c["k"] + 0); t = $c["time_ms"] + 0
+  if (t > 0 && (!(kl in beat) || t < beat[kl])) beat[kl] = t
+  next
+}
 {
   # a tune that was refused (an outcome other than ok) or has no time won nothing
   if (("outcome" in c) && $c["outcome"] != "ok") next
-  kl = $c["layout"] " " $c["m"] " " $c["n"] " " $c["k"]
+  kl = $c["layout"] " " ($c["m"] + 0) " " ($c["n"] + 0) " " ($c["k"] + 0)
   f = $c["final_ms"] + 0; fin = f > 0; t = fin ? f : $c["time_ms"] + 0
   if (t <= 0) next
   if (!(kl in best) || fin > hasf[kl] || (fin == hasf[kl] && t < best[kl])) {
@@ -235,9 +248,10 @@ END {
   if (bad || !all_read()) exit 1
   for (kl in win) {
     w = win[kl]; if (w in seen) continue
+    if ((kl in beat) && !(best[kl] < 0.97 * beat[kl])) continue
     seen[w] = 1; print w
   }
-}' "$2" "$3") || return 1
+}' "$2" "$3" ${4:+"$4"}) || return 1
     [ -z "$w" ] || printf '%s\n' "$w" | sort | { grep -vxF -f "$1" || true; }
 }
 
@@ -300,13 +314,15 @@ mode_usage() {
     exit 2
 }
 case ${1:-} in
-    --tuned-winners) [ $# -eq 4 ] || mode_usage "--tuned-winners CANDIDATES EXPORT TUNED" ;;
+    --tuned-winners) [ $# -eq 4 ] || [ $# -eq 5 ] || mode_usage "--tuned-winners CANDIDATES EXPORT TUNED [BEAT]" ;;
     --cublas-shapes) [ $# -ge 4 ] || mode_usage "--cublas-shapes N EXPORT BENCH_CSV..." ;;
     --make-shapes) [ $# -eq 1 ] || mode_usage "--make-shapes" ;;
 esac
 if [ "${1:-}" = --tuned-winners ]; then
     c=$(input_file "$2") && e=$(input_file "$3") && t=$(input_file "$4") || exit 2
-    tuned_winners "$c" "$e" "$t" || exit 1
+    b=
+    [ $# -lt 5 ] || b=$(input_file "$5") || exit 2
+    tuned_winners "$c" "$e" "$t" ${b:+"$b"} || exit 1
     exit 0
 fi
 if [ "${1:-}" = --cublas-shapes ]; then
@@ -364,10 +380,9 @@ EXTEND=
 ADD=
 [ -z "${KGEN_CATALOGUE_ADD:-}" ] || ADD=$(catalogue_path "$KGEN_CATALOGUE_ADD") || exit 2
 if [ -n "$EXTEND" ] && { [ ! -r "$EXTEND" ] || [ ! -f "$EXTEND" ] || [ -n "$NKERN" ] ||
-    [ -n "${KGEN_CATALOGUE_TUNE:-}" ] || [ -n "$BASE" ] || [ -n "${KGEN_CATALOGUE_KEEP:-}" ] ||
-    [ -n "${KGEN_CATALOGUE_NEW_CANDIDATES:-}" ]; }; then
+    [ -n "$BASE" ] || [ -n "${KGEN_CATALOGUE_KEEP:-}" ] || [ -n "${KGEN_CATALOGUE_NEW_CANDIDATES:-}" ]; }; then
     echo "build-catalogue.sh: KGEN_CATALOGUE_EXTEND: '$EXTEND' must be a readable catalogue, and it keeps its own" \
-        "kernels (no KGEN_CATALOGUE_KERNELS, KGEN_CATALOGUE_TUNE, KGEN_CATALOGUE_BASE, KGEN_CATALOGUE_KEEP or" \
+        "kernels (no KGEN_CATALOGUE_KERNELS, KGEN_CATALOGUE_BASE, KGEN_CATALOGUE_KEEP or" \
         "KGEN_CATALOGUE_NEW_CANDIDATES)" >&2
     exit 2
 fi
@@ -390,8 +405,9 @@ case $ADD_BEST in
     *[!0-9]* | 0*)
         echo "build-catalogue.sh: KGEN_CATALOGUE_ADD_BEST: '$ADD_BEST' is not a count of kernels (1 or more)" >&2
         exit 2 ;;
-    *) if [ -z "$ADD" ]; then
-           echo "build-catalogue.sh: KGEN_CATALOGUE_ADD_BEST chooses among the kernels of KGEN_CATALOGUE_ADD: give both" >&2
+    *) if [ -z "$ADD" ] && { [ -z "$EXTEND" ] || [ "${KGEN_CATALOGUE_TUNE:-0}" = 0 ]; }; then
+           echo "build-catalogue.sh: KGEN_CATALOGUE_ADD_BEST chooses among the kernels of KGEN_CATALOGUE_ADD (or," \
+               "extending, step 2b's winners with KGEN_CATALOGUE_TUNE): give both" >&2
            exit 2
        fi ;;
 esac
@@ -469,6 +485,11 @@ OUT=catalogue/sm_$ARCH.txt
 echo "build-catalogue.sh: sm_$ARCH, driver $DRIVER; work in $WORK"
 
 t0=$(date +%s)
+# extending: the kernels to add, timed at every training pair (WORK_DIR/added.txt: KGEN_CATALOGUE_ADD's; with
+# step 2b's winners, WORK_DIR/adding.txt: both), and the list make adds from (KGEN_CATALOGUE_ADD itself, so that
+# the header names it, or WORK_DIR/adding.txt)
+ADDLIST=
+ADDARG=
 # a WORK_DIR from an earlier, interrupted or partial run resumes: its candidates, and the tuner skips what
 # its database holds
 FROM="$WORK/candidates.txt"
@@ -500,6 +521,8 @@ if [ -n "$KEEP$EXTEND" ]; then
             exit 1
         fi
         mv "$WORK/added.new" "$WORK/added.txt" || exit 1
+        ADDLIST=$WORK/added.txt
+        ADDARG=$ADD
     elif [ -s "$WORK/added.txt" ]; then
         echo "build-catalogue.sh: $WORK/added.txt holds kernels to add and KGEN_CATALOGUE_ADD is not set: give another" \
             "WORK_DIR" >&2
@@ -515,9 +538,9 @@ if [ -n "$KEEP$EXTEND" ]; then
             untimed_shapes "$l" "$EXTEND" "$SHAPES" > "$WORK/new-shapes-$l.txt" || exit 1
             nnew=$((nnew + $(wc -l < "$WORK/new-shapes-$l.txt")))
         done
-        if [ -z "$ADD" ] && [ "$nnew" = 0 ]; then
+        if [ -z "$ADD" ] && [ "$nnew" = 0 ] && [ "$NTUNE" = 0 ]; then
             echo "build-catalogue.sh: $EXTEND has times at every training pair of $SHAPES in $LAYOUTS, and no" \
-                "KGEN_CATALOGUE_ADD: nothing to time, nothing written"
+                "KGEN_CATALOGUE_ADD or KGEN_CATALOGUE_TUNE: nothing to time, nothing written"
             exit 0
         fi
         echo "build-catalogue.sh: extending $EXTEND: its $(wc -l < "$WORK/candidates.txt") kernels at the" \
@@ -597,9 +620,9 @@ time_candidates() {
                 "untimed shapes in layout $l"
             time_in "$l" "$WORK/new-shapes-$l.txt" "$WORK/build.db" "tune-$l"
         fi
-        if [ -n "$ADD" ]; then
+        if [ -n "$ADDLIST" ]; then
             echo "build-catalogue.sh: timing the kernels to add in layout $l"
-            time_in "$l" "$SHAPES" "$WORK/build.db" "add-$l" "$WORK/added.txt"
+            time_in "$l" "$SHAPES" "$WORK/build.db" "add-$l" "$ADDLIST"
         fi
     done
 }
@@ -611,7 +634,21 @@ if [ "$NTUNE" -gt 0 ] && [ ! -e "$WORK/tune-shapes.txt" ] && [ ! -x "$BENCH" ]; 
 fi
 time_candidates
 if [ "$NTUNE" -gt 0 ]; then
-    "$KGEN" db export --db "$WORK/build.db" --outcome ok --format csv -o "$WORK/ok.csv" || exit 1
+    if [ -e "$WORK/build.db" ]; then
+        "$KGEN" db export --db "$WORK/build.db" --outcome ok --format csv -o "$WORK/ok.csv" || exit 1
+    else
+        # extending with nothing timed yet (no new shapes, no list to add)
+        echo "device,template,config,layout,m,n,k,outcome,time_ms,final_ms" > "$WORK/ok.csv" || exit 1
+    fi
+    # the times the tunes are to beat: the candidates', and extending, the catalogue's too
+    FASTEST=$WORK/ok.csv
+    if [ -n "$EXTEND" ]; then
+        FASTEST=$WORK/fastest.csv
+        { catalogue_times "$EXTEND"
+          awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+              { print $c["layout"] "," $c["m"] "," $c["n"] "," $c["k"] "," $c["outcome"] "," $c["time_ms"] }' "$WORK/ok.csv"
+        } > "$FASTEST" || exit 1
+    fi
     if [ ! -e "$WORK/tune-shapes.txt" ]; then
         # cuBLAS at the training shapes: kgen-bench, without a tuning database (kg_matmul's choice runs and
         # is checked beside it), each layout's CSV kept so that a resumed run does not time it again
@@ -627,7 +664,7 @@ if [ "$NTUNE" -gt 0 ]; then
         done
         set --
         for l in $LAYOUTS; do set -- "$@" "$WORK/cublas-$l.csv"; done
-        cublas_shapes "$NTUNE" "$WORK/ok.csv" "$@" > "$WORK/tune-shapes.new" || exit 1
+        cublas_shapes "$NTUNE" "$FASTEST" "$@" > "$WORK/tune-shapes.new" || exit 1
         mv "$WORK/tune-shapes.new" "$WORK/tune-shapes.txt" || exit 1
     fi
     NT=$(($(wc -l < "$WORK/tune-shapes.txt")))
@@ -640,13 +677,28 @@ if [ "$NTUNE" -gt 0 ]; then
             > "$WORK/tuned-$l.txt" 2> "$WORK/tuned-$l.err" ||
             { echo "build-catalogue.sh: kgen tune failed in layout $l (see $WORK/tuned-$l.err)" >&2; exit 1; }
     done
-    if [ "$NT" -gt 0 ]; then
+    if [ "$NT" -gt 0 ] && [ -n "$EXTEND" ]; then
+        # extending: a winner joins the kernels to add where it beats the catalogue's and theirs by more than 3 %
+        "$KGEN" db export --db "$WORK/tune.db" --outcome ok --format csv -o "$WORK/tuned.csv" || exit 1
+        cat "$WORK/candidates.txt" ${ADDLIST:+"$ADDLIST"} > "$WORK/known.txt" || exit 1
+        tuned_winners "$WORK/known.txt" "$WORK/ok.csv" "$WORK/tuned.csv" "$FASTEST" > "$WORK/winners.txt" || exit 1
+    elif [ "$NT" -gt 0 ]; then
         "$KGEN" db export --db "$WORK/tune.db" --outcome ok --format csv -o "$WORK/tuned.csv" || exit 1
         tuned_winners "$WORK/candidates.txt" "$WORK/ok.csv" "$WORK/tuned.csv" > "$WORK/winners.txt" || exit 1
     else
         : > "$WORK/winners.txt" || exit 1
     fi
-    if [ -s "$WORK/winners.txt" ]; then
+    if [ -s "$WORK/winners.txt" ] && [ -n "$EXTEND" ]; then
+        cat ${ADDLIST:+"$ADDLIST"} "$WORK/winners.txt" > "$WORK/adding.txt" || exit 1
+        ADDLIST=$WORK/adding.txt
+        ADDARG=$WORK/adding.txt
+        echo "build-catalogue.sh: $(wc -l < "$WORK/winners.txt") tuned winners join the kernels to add"
+        TUNED=yes
+        for l in $LAYOUTS; do
+            echo "build-catalogue.sh: timing the tuned winners in layout $l"
+            time_in "$l" "$SHAPES" "$WORK/build.db" "win-$l" "$WORK/winners.txt"
+        done
+    elif [ -s "$WORK/winners.txt" ]; then
         { echo "# kgen tune's winners (its defaults) at the $NT training shapes furthest below cuBLAS," \
             "$(sed -n 's/^Device 0: "\(.*\)"/\1/p' "$WORK/device.txt" | head -n 1), $(date -u +%Y-%m-%d)"
           cat "$WORK/winners.txt"; } >> "$WORK/candidates.txt" || exit 1
@@ -659,6 +711,12 @@ if [ -n "$TUNED" ]; then
     n=$NTUNE
     [ ! -r "$WORK/tune-shapes.txt" ] || n=$(($(wc -l < "$WORK/tune-shapes.txt")))
     FROM="$FROM, with kgen tune's winners at $n shapes furthest below cuBLAS"
+    [ -z "$EXTEND" ] || [ -n "$ADD" ] || [ -z "$ADD_BEST" ] || FROM="$FROM (at most $ADD_BEST kept)"
+fi
+if [ -n "$EXTEND" ] && [ ! -e "$WORK/build.db" ]; then
+    echo "build-catalogue.sh: $EXTEND has times at every training pair of $SHAPES in $LAYOUTS, and step 2b found" \
+        "no kernel to add: nothing to time, nothing written"
+    exit 0
 fi
 # step 2c: the launch-bound shapes timed again, each pass and layout a `kgen tune` process of its own; make
 # takes the median of each kernel's passes
@@ -679,7 +737,7 @@ if [ "$PASSES" -gt 1 ]; then
             # the catalogue's kernels again where they were timed, the added ones at every such pair
             awk 'NR == FNR { n[$2 " " $3 " " $4] = 1; next } ($2 " " $3 " " $4) in n' "$WORK/new-shapes-$l.txt" \
                 "$WORK/pass-shapes-$l.txt" > "$WORK/pass-new-shapes-$l.txt" || exit 1
-            [ -n "$ADD" ] || mv "$WORK/pass-new-shapes-$l.txt" "$WORK/pass-shapes-$l.txt" || exit 1
+            [ -n "$ADDLIST" ] || mv "$WORK/pass-new-shapes-$l.txt" "$WORK/pass-shapes-$l.txt" || exit 1
         fi
         nb=$((nb + $(wc -l < "$WORK/pass-shapes-$l.txt")))
     done
@@ -690,13 +748,13 @@ if [ "$PASSES" -gt 1 ]; then
             [ -s "$WORK/pass-shapes-$l.txt" ] || continue
             echo "build-catalogue.sh: pass $p of $PASSES: the candidates at the $(wc -l < "$WORK/pass-shapes-$l.txt")" \
                 "shapes in layout $l whose fastest time is under $PASS_BELOW times the fastest anywhere"
-            if [ -z "$ADD" ]; then
+            if [ -z "$ADDLIST" ]; then
                 time_in "$l" "$WORK/pass-shapes-$l.txt" "$WORK/pass-$p.db" "pass-$p-$l"
                 continue
             fi
             [ ! -s "$WORK/pass-new-shapes-$l.txt" ] ||
                 time_in "$l" "$WORK/pass-new-shapes-$l.txt" "$WORK/pass-$p.db" "pass-$p-$l"
-            time_in "$l" "$WORK/pass-shapes-$l.txt" "$WORK/pass-$p.db" "pass-$p-add-$l" "$WORK/added.txt"
+            time_in "$l" "$WORK/pass-shapes-$l.txt" "$WORK/pass-$p.db" "pass-$p-add-$l" "$ADDLIST"
         done
         if [ -e "$WORK/pass-$p.db" ]; then
             "$KGEN" db export --db "$WORK/pass-$p.db" --format csv -o "$WORK/pass-$p.csv" || exit 1
@@ -710,8 +768,8 @@ fi
 CMD="scripts/build-catalogue.sh (${MAX_COMPILE:+--max-compile $MAX_COMPILE, }training shapes $SHAPES, candidates: $FROM${NKERN:+, at most $NKERN kernels})"
 [ "${#CMD}" -le 255 ] || CMD=$(printf '%.252s...' "$CMD")
 "$KGEN" catalogue make "$@" ${NKERN:+--max-kernels} ${NKERN:+"$NKERN"} ${KEEP:+--kernels} ${KEEP:+"$KEEP"} \
-    ${EXTEND:+--kernels} ${EXTEND:+"$EXTEND"} ${ADD:+--add} ${ADD:+"$ADD"} \
-    ${ADD_BEST:+--add-best} ${ADD_BEST:+"$ADD_BEST"} ${MAX_COMPILE:+--max-compile} ${MAX_COMPILE:+"$MAX_COMPILE"} \
+    ${EXTEND:+--kernels} ${EXTEND:+"$EXTEND"} ${ADDARG:+--add} ${ADDARG:+"$ADDARG"} \
+    ${ADDARG:+${ADD_BEST:+--add-best}} ${ADDARG:+${ADD_BEST:+"$ADD_BEST"}} ${MAX_COMPILE:+--max-compile} ${MAX_COMPILE:+"$MAX_COMPILE"} \
     ${EXTEND:+--measured} ${EXTEND:+"$EXTEND"} ${BASE:+--start} ${BASE:+"$BASE"} --date "$DATE" --driver "$DRIVER" \
     --command "$CMD" -o "$OUT" || exit 1
 echo "build-catalogue.sh: wrote $OUT in $(($(date +%s) - t0)) s; rebuild kgen to embed it"

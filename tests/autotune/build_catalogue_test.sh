@@ -91,6 +91,14 @@ check "the winners not yet candidates, each once ($(echo "$out" | tr '\n' ';'))"
 out=$(cd "$tmp" && sh "$SCRIPT" --tuned-winners cands.txt ok.csv tuned.csv)
 check "--tuned-winners reads paths relative to where it is run ($out)" \
     test "$out" = "$(printf 'matmul_warp bm=128\nmatmul_warp bm=2\nmatmul_warp bm=8')"
+# with BEAT (the times to beat): nn 512^3's winner B (0.9 ms) is not 3 % faster than 0.92 there, nor is it at
+# tn 512^3 (1.0 against 1.0), where it won too; tn 256^3's G (0.5) is than 0.6 (the fastest of BEAT's two);
+# nt 512^3, where BEAT has no time, keeps its winner E
+printf 'layout,m,n,k,outcome,time_ms\nnn,512,512,512,ok,0.92\ntn,512,512,512,ok,1.0\ntn,256,256,256,ok,0.7\ntn,256,256,256,ok,0.6\n' \
+    >"$tmp/beat.csv"
+out=$(sh "$SCRIPT" --tuned-winners "$tmp/cands.txt" "$tmp/ok.csv" "$tmp/tuned.csv" "$tmp/beat.csv")
+check "--tuned-winners with BEAT: only those 3 % faster than its fastest, or where it has none ($(echo "$out" | tr '\n' ';'))" \
+    test "$out" = "$(printf 'matmul_warp bm=2\nmatmul_warp bm=8')"
 out=$(cd "$tmp" && sh "$SCRIPT" --cublas-shapes 1 export.csv bench-nn.csv)
 check "--cublas-shapes too ($out)" test "$out" = "tune01 4000 32 4000"
 
@@ -384,6 +392,81 @@ KGEN_CATALOGUE_EXTEND="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_ADD_BEST=2 KGEN_
     sh "$SCRIPT" "$tmp/x" "$tmp/xw3" >"$tmp/out" 2>"$tmp/err"
 check "ADD_BEST without ADD: refused (2)" test $? = 2
 check "... saying why" grep -q "KGEN_CATALOGUE_ADD_BEST chooses among the kernels of KGEN_CATALOGUE_ADD" "$tmp/err"
+# EXTEND with step 2b (KGEN_CATALOGUE_TUNE): cuBLAS at the training shapes, kgen tune at those furthest below
+# it by the catalogue's times and those just measured, and the winners that beat them by more than 3 % added.
+# A stand-in kgen whose exports time bm=64 at 2000^3 and 1500^3 nn in 1 ms (the catalogue has no time there),
+# and whose tunes (tune.db) won 2000^3 with bm=128 in 0.5 ms (final stage) and 1500^3 with bm=96 in 0.99 ms
+# (not 3 % faster: left out), or with TUNED_MS set, 2000^3 in that; a stand-in kgen-bench: cuBLAS 0.5 ms at both
+mkdir -p "$tmp/t/cli" "$tmp/t/bench"
+# shellcheck disable=SC2016 # the stand-ins' own $1, $@, $a, $r and $prev
+printf '#!/bin/sh
+case "$1 $2" in
+device*) echo "  Compute capability 9.0 (sm_90)" ;;
+"catalogue make") printf "%%s\\n" "$@" > "%s/make-args" ;;
+catalogue*) exec "%s" "$@" ;;
+"db export") r="GPU,matmul_warp,bm=64 layout=nn,nn,2000,2000,2000,ok,1.0,0\\nGPU,matmul_warp,bm=64 layout=nn,nn,1500,1500,1500,ok,1.0,0\\n"
+  case "$*" in *tune.db*) r="GPU,matmul_warp,bm=128 layout=nn,nn,2000,2000,2000,ok,0.6,${TUNED_MS:-0.5}\\nGPU,matmul_warp,bm=96 layout=nn,nn,1500,1500,1500,ok,0.99,0\\n" ;; esac
+  for a in "$@"; do [ "$prev" = -o ] && printf "device,template,config,layout,m,n,k,outcome,time_ms,final_ms\\n$r" > "$a"; prev=$a; done ;;
+tune*) echo "$@" >> "%s/tune-args"; for a in "$@"; do [ "$prev" = --db ] && : > "$a"; prev=$a; done ;;
+esac
+exit 0
+' "$tmp" "$KGEN_BIN" "$tmp" >"$tmp/t/cli/kgen"
+# shellcheck disable=SC2016
+printf '#!/bin/sh
+for a in "$@"; do [ "$prev" = --csv ] && printf "tag,M,N,K,cublas_ms,layout\\na,2000,2000,2000,0.5,nn\\nb,1500,1500,1500,0.5,nn\\n" > "$a"; prev=$a; done
+exit 0
+' >"$tmp/t/bench/kgen-bench"
+chmod +x "$tmp/t/cli/kgen" "$tmp/t/bench/kgen-bench"
+printf 'x1 2000 2000 2000\nx2 1500 1500 1500\n' >"$tmp/tshapes.txt"
+rm -f "$tmp/make-args" "$tmp/tune-args"
+KGEN_CATALOGUE_EXTEND="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_TUNE=2 KGEN_CATALOGUE_ADD_BEST=3 \
+    KGEN_CATALOGUE_SHAPES="$tmp/tshapes.txt" sh "$SCRIPT" "$tmp/t" "$tmp/tw" >"$tmp/out" 2>"$tmp/err"
+check "EXTEND and TUNE: exits 0 ($(cat "$tmp/err"))" test $? = 0
+check "... tunes at the two shapes furthest below cuBLAS" \
+    test "$(cat "$tmp/tw/tune-shapes.txt")" = "$(printf 'tune01 1500 1500 1500\ntune02 2000 2000 2000')"
+check "... in the four layouts" test "$(grep -c -- "--shapes $tmp/tw/tune-shapes.txt" "$tmp/tune-args")" = 4
+check "... the winner 3 % faster than the fastest there added, not the other" \
+    test "$(cat "$tmp/tw/winners.txt")" = "matmul_warp bm=128"
+check "... timed at every training pair in each layout" \
+    test "$(grep -c -- "--configs $tmp/tw/winners.txt --shapes $tmp/tshapes.txt" "$tmp/tune-args")" = 4
+check "... the candidates are still the catalogue's kernels" cmp -s "$tmp/tw/candidates.txt" "$tmp/base.cfg"
+check "... make adds it" test "$(grep -A1 -x -- --add "$tmp/make-args" | tail -n 1)" = "$tmp/tw/adding.txt" \
+    -a "$(cat "$tmp/tw/adding.txt")" = "matmul_warp bm=128"
+check "... at most KGEN_CATALOGUE_ADD_BEST of them" test "$(grep -A1 -x -- --add-best "$tmp/make-args" | tail -n 1)" = 3
+check "... the header says how" grep -q "it had no times for, with kgen tune's winners at 2 shapes furthest below cuBLAS (at most 3 kept)" \
+    "$tmp/make-args"
+rm -f "$tmp/make-args" "$tmp/tune-args"
+KGEN_CATALOGUE_EXTEND="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_TUNE=2 KGEN_CATALOGUE_ADD="$tmp/add.cfg" \
+    KGEN_CATALOGUE_SHAPES="$tmp/tshapes.txt" sh "$SCRIPT" "$tmp/t" "$tmp/tw2" >"$tmp/out" 2>"$tmp/err"
+check "EXTEND, ADD and TUNE: exits 0 ($(cat "$tmp/err"))" test $? = 0
+check "... make adds the list's kernels, then the winner" \
+    test "$(cat "$tmp/tw2/adding.txt")" = "$(printf 'matmul_warp bm=32 bn=32\nmatmul_warp bm=128')"
+rm -f "$tmp/make-args" "$tmp/tune-args"
+KGEN_CATALOGUE_EXTEND="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_TUNE=2 KGEN_CATALOGUE_ADD="$tmp/add.cfg" \
+    KGEN_CATALOGUE_SHAPES="$tmp/tshapes.txt" sh "$SCRIPT" "$tmp/t" "$tmp/tw2" >"$tmp/out" 2>"$tmp/err"
+check "... resumed: exits 0, no cuBLAS timed again ($(cat "$tmp/err"))" test $? = 0 -a ! -s "$tmp/err"
+check "... the same kernels added" \
+    test "$(cat "$tmp/tw2/adding.txt")" = "$(printf 'matmul_warp bm=32 bn=32\nmatmul_warp bm=128')"
+rm -f "$tmp/make-args" "$tmp/tune-args"
+TUNED_MS=0.98 KGEN_CATALOGUE_EXTEND="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_TUNE=2 KGEN_CATALOGUE_ADD_BEST=2 \
+    KGEN_CATALOGUE_SHAPES="$tmp/tshapes.txt" sh "$SCRIPT" "$tmp/t" "$tmp/tw3" >"$tmp/out" 2>"$tmp/err"
+check "EXTEND and TUNE with no winner 3 % faster: exits 0 ($(cat "$tmp/err"))" test $? = 0
+check "... nothing added, and no --add-best" \
+    sh -c "! grep -qx -e --add -e --add-best '$tmp/make-args' && test ! -s '$tmp/tw3/winners.txt'"
+# every pair timed already and no winner: nothing written (g01 is a pair of the catalogue, 512x160x42)
+printf 'g01 512 160 42\n' >"$tmp/told.txt"
+rm -f "$tmp/make-args" "$tmp/tune-args"
+TUNED_MS=0.98 KGEN_CATALOGUE_EXTEND="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_TUNE=2 KGEN_CATALOGUE_SHAPES="$tmp/told.txt" \
+    sh "$SCRIPT" "$tmp/t" "$tmp/tw5" >"$tmp/out" 2>"$tmp/err"
+check "EXTEND and TUNE, every pair timed, no winner: exits 0 ($(cat "$tmp/err"))" test $? = 0
+check "... saying so" grep -q "step 2b found no kernel to add: nothing to time, nothing written" "$tmp/out"
+check "... nothing made" test ! -e "$tmp/make-args"
+rm -f "$tmp/make-args" "$tmp/tune-args"
+KGEN_CATALOGUE_EXTEND="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_TUNE=2 KGEN_CATALOGUE_SHAPES="$tmp/tshapes.txt" \
+    sh "$SCRIPT" "$tmp/x" "$tmp/tw4" >"$tmp/out" 2>"$tmp/err"
+check "EXTEND and TUNE without kgen-bench: refused (2)" test $? = 2
+check "... saying so, before any timing ($(cat "$tmp/err"))" grep -q "kgen-bench, which is not there" "$tmp/err"
+check "... before any timing" test ! -e "$tmp/tune-args"
 # resumed with another list to add, or none: refused before any timing
 printf 'matmul_warp bm=64 bn=32\n' >"$tmp/add2.cfg"
 rm -f "$tmp/tune-args"
