@@ -677,14 +677,15 @@ if [ "$NTUNE" -gt 0 ]; then
             > "$WORK/tuned-$l.txt" 2> "$WORK/tuned-$l.err" ||
             { echo "build-catalogue.sh: kgen tune failed in layout $l (see $WORK/tuned-$l.err)" >&2; exit 1; }
     done
-    if [ "$NT" -gt 0 ] && [ -n "$EXTEND" ]; then
-        # extending: a winner joins the kernels to add where it beats the catalogue's and theirs by more than 3 %
+    if [ "$NT" -gt 0 ]; then
         "$KGEN" db export --db "$WORK/tune.db" --outcome ok --format csv -o "$WORK/tuned.csv" || exit 1
-        cat "$WORK/candidates.txt" ${ADDLIST:+"$ADDLIST"} > "$WORK/known.txt" || exit 1
-        tuned_winners "$WORK/known.txt" "$WORK/ok.csv" "$WORK/tuned.csv" "$FASTEST" > "$WORK/winners.txt" || exit 1
-    elif [ "$NT" -gt 0 ]; then
-        "$KGEN" db export --db "$WORK/tune.db" --outcome ok --format csv -o "$WORK/tuned.csv" || exit 1
-        tuned_winners "$WORK/candidates.txt" "$WORK/ok.csv" "$WORK/tuned.csv" > "$WORK/winners.txt" || exit 1
+        if [ -n "$EXTEND" ]; then
+            # extending: a winner joins the kernels to add where it beats the catalogue's and theirs by more than 3 %
+            cat "$WORK/candidates.txt" ${ADDLIST:+"$ADDLIST"} > "$WORK/known.txt" || exit 1
+            tuned_winners "$WORK/known.txt" "$WORK/ok.csv" "$WORK/tuned.csv" "$FASTEST" > "$WORK/winners.txt" || exit 1
+        else
+            tuned_winners "$WORK/candidates.txt" "$WORK/ok.csv" "$WORK/tuned.csv" > "$WORK/winners.txt" || exit 1
+        fi
     else
         : > "$WORK/winners.txt" || exit 1
     fi
