@@ -238,8 +238,8 @@ int kgi_cat_trim(const double *t, const double *pred, int nc, int np, double wor
         total += cost[pick[q]];
     while (total > budget) {
         set_choices(t, e_of, np, pick, *n, first, second);
-        int bs = -1;
-        double bd = INFINITY;
+        int bs = -1, fs = -1; /* the least loss per unit of cost; the least loss of a drop that ends the fit */
+        double bd = INFINITY, bl = INFINITY, fl = INFINITY;
         for (int s = 0; s < *n; s++) {
             if (!(cost[pick[s]] > 0))
                 continue; /* nothing to gain */
@@ -256,10 +256,17 @@ int kgi_cat_trim(const double *t, const double *pred, int nc, int np, double wor
                 else
                     d += after - before;
             }
-            d /= cost[pick[s]];
-            if (d < bd)
-                bd = d, bs = s;
+            if (!isfinite(d))
+                continue;
+            if (total - cost[pick[s]] <= budget && d < fl)
+                fl = d, fs = s;
+            if (d / cost[pick[s]] < bd)
+                bd = d / cost[pick[s]], bl = d, bs = s;
         }
+        /* the last drop: the one that ends the fit at the least loss, unless the best per unit (which leaves
+         * more to drop) loses less by itself */
+        if (fs >= 0 && fl <= bl)
+            bs = fs;
         if (bs < 0) {
             out = -1;
             break;

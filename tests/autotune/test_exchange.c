@@ -159,16 +159,38 @@ int main(void)
     int pb[2] = {0, 1}, nb = 2;
     got = kgi_cat_trim(ta, NULL, 2, 2, 2.0, costb, 0.5, pb, &nb, da);
     CHECK_MSG(got == 1 && da[0] == 1 && nb == 1 && pb[0] == 0, "costs 0.2, 1: %d dropped (%d)", got, da[0]);
+    /* The last drop by its loss: kernel 0 (cost 10) loses log 1.1 at pair 0, kernel 1 (cost 1) log 1.05 at pair
+     * 1, kernel 2 (cost 1) log 2 at pair 2. Per unit kernel 0 is the cheapest (0.0095 against 0.049), but 1 s of
+     * the 12 has to go for a budget of 11.5, and kernel 1's drop does it at half kernel 0's loss; for a budget of
+     * 5 only kernel 0's does. */
+    const double tl[3 * 3] = {1.0, 2.0, 2.0, /* kernel 0 */ 2.0, 1.0, 2.0, /* kernel 1 */ 1.1, 1.05, 1.0};
+    const double costl[3] = {10, 1, 1};
+    int pl[3] = {0, 1, 2}, nl = 3;
+    got = kgi_cat_trim(tl, NULL, 3, 3, 4.0, costl, 11.5, pl, &nl, da);
+    CHECK_MSG(got == 1 && da[0] == 1 && nl == 2 && pl[0] == 0 && pl[1] == 2, "budget 11.5: %d dropped (%d)", got,
+              da[0]);
+    int pm[3] = {0, 1, 2}, nm = 3;
+    got = kgi_cat_trim(tl, NULL, 3, 3, 4.0, costl, 5, pm, &nm, da);
+    CHECK_MSG(got == 1 && da[0] == 0 && nm == 2, "budget 5: %d dropped (%d)", got, da[0]);
+    /* Budget 10.5, kernel 0 now losing log 1.8 (0.059 per unit against kernel 1's 0.049): only kernel 0's drop
+     * ends the fit, but kernel 1's loses less by itself (0.049 against 0.59), so it goes first; then both
+     * remaining drops end it, and kernel 0's loses less (0.59 against kernel 2's 1.34) */
+    const double tn[3 * 3] = {1.0, 2.0, 2.0, 2.0, 1.0, 2.0, 1.8, 1.05, 1.0};
+    int pn[3] = {0, 1, 2}, nn = 3;
+    got = kgi_cat_trim(tn, NULL, 3, 3, 4.0, costl, 10.5, pn, &nn, da);
+    CHECK_MSG(got == 2 && da[0] == 1 && da[1] == 0 && nn == 1 && pn[0] == 2, "budget 10.5: %d dropped (%d, %d)", got,
+              da[0], da[1]);
     /* the `worst` rule: with kernel 0 3 times the best at pair 1, dropping kernel 1 costs log 3 (1.10) and
      * kernel 0 log 1.05 (0.049); at costs 0.02 and 1, kernel 1 is the cheaper loss per unit (1.10 against
-     * 2.44) and goes with `worst` 4, but with `worst` 2 it may not, so kernel 0 does */
+     * 2.44) and goes with `worst` 4 (for a budget of 0.5, which kernel 0's drop alone does not meet), but with
+     * `worst` 2 it may not, so kernel 0 does (a budget of 1) */
     const double tc[2 * 2] = {1.0, 3.0, 1.05, 1.0};
     const double costc[2] = {0.02, 1};
     int pc[2] = {0, 1}, nc = 2;
     got = kgi_cat_trim(tc, NULL, 2, 2, 2.0, costc, 1.0, pc, &nc, da);
     CHECK_MSG(got == 1 && da[0] == 0 && nc == 1 && pc[0] == 1, "worst 2: %d dropped (%d)", got, da[0]);
     int pd[2] = {0, 1}, nd = 2;
-    got = kgi_cat_trim(tc, NULL, 2, 2, 4.0, costc, 1.0, pd, &nd, da);
+    got = kgi_cat_trim(tc, NULL, 2, 2, 4.0, costc, 0.5, pd, &nd, da);
     CHECK_MSG(got == 1 && da[0] == 1 && nd == 1 && pd[0] == 0, "worst 4: %d dropped (%d)", got, da[0]);
     /* A kernel that is nowhere the choice goes first, whatever it costs (nothing lost), those the choice
      * somewhere by their loss per unit, and one whose pairs nothing else covers (a regret of
