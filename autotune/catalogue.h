@@ -85,6 +85,9 @@ typedef struct kgi_cat_make_opts {
      * configurations config[0..n) (each with its layout=) of templates tmpl[0..n) compiled for sm_`arch`, or
      * returns non-zero after writing why to err */
     double max_compile_s;
+    /* with keep, instead of max_compile_s: the budget is the seconds keep's own kernels take, measured with the
+     * others (--max-compile kept: kernels added only where others make room for them) */
+    int max_compile_kept;
     int (*compile_cost)(void *ud, int arch, int n, const char *const *tmpl, const char *const *config,
                         double *seconds, char *err, size_t errlen);
     void *compile_ud;
@@ -110,15 +113,17 @@ typedef struct kgi_cat_make_report {
      * keep's and all of add's kernels, of keep's kernels alone and of the set written */
     int added;
     double loo_keep_all, loo_set_all;
+    double loo_fit_all; /* the same for the set written: loo_set_all's set after --max-compile's fit, if any */
     /* the first KGI_CAT_ADDED_MAX of them in the order taken: their lines in add's list, and the regret (against the
      * same fastest) once each was added */
     int added_line[KGI_CAT_ADDED_MAX];
     double added_loo[KGI_CAT_ADDED_MAX];
     int bad_export;             /* on failure, 1 + the index of the export whose rows failed (0: none of them) */
-    /* with max_compile_s: the set's NVRTC seconds before and after the fit, kg_matmul's leave-one-out regret before
+    /* with max_compile_s (or max_compile_kept): the set's NVRTC seconds before and after the fit and the budget
+     * (max_compile_s, or what keep's kernels took), kg_matmul's leave-one-out regret before
      * it (against the same fastest as loo_geomean), how many kernels were dropped and the first KGI_CAT_DROPPED_MAX
      * of them in the order taken: their IDs in the set before (1-based), their seconds and the regret after each */
-    double compile_before_s, compile_after_s, loo_before_fit;
+    double compile_before_s, compile_after_s, loo_before_fit, compile_budget_s;
     int dropped;
     int dropped_id[KGI_CAT_DROPPED_MAX];
     double dropped_s[KGI_CAT_DROPPED_MAX], dropped_loo[KGI_CAT_DROPPED_MAX];

@@ -282,7 +282,7 @@ static void write_catalogue(FILE *f, const collect *c, const kline *kl, const do
                 "# %.4f of the fastest of all %d (%.4f with those of %s alone). Rebuild: see catalogue/README.md.\n",
                 c->cc, o->keep->nkernels, o->keep_path, rep->added, o->add->n, o->add_path, o->add_best,
                 o->measured ? "with new measurements" : "measured again", c->np, c->seen_device, rep->loo_geomean,
-                rep->loo_worst, rep->loo_worst_pair[0] ? rep->loo_worst_pair : "none", rep->loo_set_all,
+                rep->loo_worst, rep->loo_worst_pair[0] ? rep->loo_worst_pair : "none", rep->loo_fit_all,
                 o->keep->nkernels + o->add->n, rep->loo_keep_all, o->keep_path);
     else if (rep && o->keep && o->add)
         fprintf(f,
@@ -312,12 +312,21 @@ static void write_catalogue(FILE *f, const collect *c, const kline *kl, const do
                 c->cc, n, c->nk, c->np, c->seen_device, rep->loo_geomean, rep->loo_worst,
                 rep->loo_worst_pair[0] ? rep->loo_worst_pair : "none", 100 * (rep->geomean_regret - 1),
                 100 * (rep->worst_regret - 1), rep->worst_pair[0] ? rep->worst_pair : "none");
-    if (rep && o->max_compile_s > 0) {
+    if (rep && o->max_compile_kept)
+        fprintf(f,
+                "# Fitted to --max-compile kept: at most the %.1f s of NVRTC that the %d of %s took, of the\n"
+                "# %.1f s that all took in the layouts they have times in (a thread each, on the machine that made\n"
+                "# this file); %d of them dropped, the least useful per second first, leaving %.1f s;\n"
+                "# kg_matmul's leave-one-out regret %.4f before.",
+                rep->compile_budget_s, o->keep->nkernels, o->keep_path, rep->compile_before_s, rep->dropped,
+                rep->compile_after_s, rep->loo_before_fit);
+    else if (rep && o->max_compile_s > 0)
         fprintf(f,
                 "# Fitted to --max-compile %g: NVRTC took %.1f s over the kernels in the layouts they have times in\n"
                 "# (a thread each, on the machine that made this file); %d of them dropped, the least useful per second\n"
                 "# first, leaving %.1f s; kg_matmul's leave-one-out regret %.4f before.",
                 o->max_compile_s, rep->compile_before_s, rep->dropped, rep->compile_after_s, rep->loo_before_fit);
+    if (rep && (o->max_compile_kept || o->max_compile_s > 0)) {
         for (int i = 0; i < rep->dropped && i < KGI_CAT_DROPPED_MAX; i++)
             fprintf(f, "%s%d", i == 0 ? "\n# Dropped, by their IDs before: " : i % 24 == 0 ? ",\n# " : ", ",
                     rep->dropped_id[i]);
@@ -572,7 +581,8 @@ static kg_status choose_added(int np, const double *t, const double *pred, const
     return KG_OK;
 }
 
-/* --max-compile: the set pick[0..*n) fitted to o->max_compile_s seconds of NVRTC by kgi_cat_trim, each kernel's cost
+/* --max-compile: the set pick[0..*n) fitted to o->max_compile_s seconds of NVRTC (with max_compile_kept, the seconds
+ * of the first o->keep->nkernels, keep's own) by kgi_cat_trim, each kernel's cost
  * what o->compile_cost gives for it in every layout it has a time in (those kg_matmul and `kgen precompile` compile
  * it in). before[0..*n) is the set as it was; the regrets reported are against its fastest with --kernels (all
  * measured otherwise), as the header's are. */
@@ -617,7 +627,13 @@ static kg_status fit_compile(const collect *c, const double *t, const double *pr
     int w_p;
     const int *base = o->keep ? before : NULL;
     rep->loo_before_fit = loo_regret(t, pred, c->np, c->nk, base, n0, before, n0, &w_r, &w_p);
-    int got = kgi_cat_trim(t, pred, c->nk, c->np, worst, cost, o->max_compile_s, pick, n, dropped);
+    rep->compile_budget_s = o->max_compile_s;
+    if (o->max_compile_kept) {
+        rep->compile_budget_s = 0;
+        for (int q = 0; q < o->keep->nkernels && q < n0; q++)
+            rep->compile_budget_s += cost[before[q]];
+    }
+    int got = kgi_cat_trim(t, pred, c->nk, c->np, worst, cost, rep->compile_budget_s, pick, n, dropped);
     if (got == -2) {
         snprintf(err, errlen, "out of memory");
         goto done;
@@ -644,7 +660,7 @@ static kg_status fit_compile(const collect *c, const double *t, const double *pr
         snprintf(err, errlen,
                  "--max-compile %.1f: the %d kernels left take %.1f s of NVRTC, and dropping any of them would leave "
                  "kg_matmul's choice at some (layout, shape) more than %.2f times slower than the fastest there",
-                 o->max_compile_s, *n, rep->compile_after_s, worst);
+                 rep->compile_budget_s, *n, rep->compile_after_s, worst);
         st = KG_ERR_CONFIG;
         goto done;
     }
@@ -672,6 +688,7 @@ kg_status kgi_catalogue_make(const char *const *exports, const size_t *lens, int
     double *t = NULL, *tp = NULL, *pred = NULL;
     char *again = NULL;         /* per pair: timed by a pass after the first */
     int *pick = NULL;
+    int *listed = NULL, nlisted = 0; /* with --add-best: the kept and all listed kernels, before the choice */
     kline *kl = NULL;
     kgi_host *h = NULL;
     kg_status st = KG_ERR_INVALID_ARG;
@@ -796,6 +813,15 @@ kg_status kgi_catalogue_make(const char *const *exports, const size_t *lens, int
         n = o->keep->nkernels;
         if (o->add && (st = find_added(&c, h, o->add, o->add_path, pick, &n, err, errlen)) != KG_OK)
             goto done;
+        if (o->add && o->add_best > 0) {
+            if (!(listed = malloc((size_t)n * sizeof *listed))) {
+                st = KG_ERR_NOMEM;
+                snprintf(err, errlen, "out of memory");
+                goto done;
+            }
+            memcpy(listed, pick, (size_t)n * sizeof *listed);
+            nlisted = n;
+        }
         if (o->add && o->add_best > 0 &&
             (st = choose_added(c.np, t, pred, o, pick, o->keep->nkernels, &n, rep)) != KG_OK) {
             snprintf(err, errlen, "out of memory choosing among the kernels of %s", o->add_path);
@@ -850,11 +876,15 @@ kg_status kgi_catalogue_make(const char *const *exports, const size_t *lens, int
     }
     memcpy(chosen_set, pick, (size_t)n * sizeof *chosen_set);
     const int *base = o->keep ? chosen_set : NULL;
-    if (o->max_compile_s > 0 && o->compile_cost &&
+    if ((o->max_compile_s > 0 || (o->max_compile_kept && o->keep)) && o->compile_cost &&
         (st = fit_compile(&c, t, pred, o, chosen_set, pick, &n, rep, err, errlen)) != KG_OK) {
         free(chosen_set);
         goto done;
     }
+    double w_r;
+    int w_p;
+    /* with --add-best: the set written against the fastest of the kept and all listed (after a fit, its own) */
+    rep->loo_fit_all = listed ? loo_regret(t, pred, c.np, 0, listed, nlisted, pick, n, &w_r, &w_p) : 0;
     /* the chosen set: its fastest, and kg_matmul's leave-one-out choice, against the best measured (with
      * --kernels, the best of the kept: what the header says) */
     double sum = 0;
@@ -902,6 +932,7 @@ done:
     free(again);
     free(pred);
     free(pick);
+    free(listed);
     free(kl);
     free(c.mp);
     return st;

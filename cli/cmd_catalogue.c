@@ -270,8 +270,15 @@ static int make(int argc, char **argv)
         goto done;
     if (add_best)
         o.add_best = (int)v;
-    if (max_compile && kgc_real("--max-compile", max_compile, 0.001, 1e6, &o.max_compile_s))
+    /* --max-compile S (seconds), or `kept`: what the kernels of --kernels take, measured with the others */
+    o.max_compile_kept = max_compile && strcmp(max_compile, "kept") == 0;
+    if (max_compile && !o.max_compile_kept && kgc_real("--max-compile", max_compile, 0.001, 1e6, &o.max_compile_s))
         goto done;
+    if (o.max_compile_kept && !keep) {
+        fprintf(stderr, "kgen: catalogue make --max-compile kept fits the set to what the kernels of --kernels"
+                        " CATALOGUE take: give --kernels\n");
+        goto done;
+    }
     if (keep && (maxk || (tol && !add_best) || (maxr && !add_best && !max_compile))) {
         fprintf(stderr, "kgen: catalogue make --kernels keeps that catalogue's kernels: --max-kernels, --tolerance"
                         " and --max-regret choose them instead (with --add-best, --tolerance and --max-regret rule"
@@ -407,10 +414,14 @@ static int make(int argc, char **argv)
         fprintf(stderr, "kgen catalogue: --add-best: %d more taken after those\n", rep.added - KGI_CAT_ADDED_MAX);
     if (max_compile) {
         fprintf(stderr,
-                "kgen catalogue: --max-compile %g: NVRTC took %.1f s over the set's kernels in their layouts; %d"
-                " dropped, leaving %.1f s; kg_matmul's choice with each pair left out %.4f before, %.4f after\n",
-                o.max_compile_s, rep.compile_before_s, rep.dropped, rep.compile_after_s, rep.loo_before_fit,
-                rep.loo_geomean);
+                "kgen catalogue: --max-compile %s (%.1f s%s): NVRTC took %.1f s over the set's kernels in their"
+                " layouts; %d dropped, leaving %.1f s; kg_matmul's choice with each pair left out %.4f before, %.4f"
+                " after",
+                max_compile, rep.compile_budget_s, o.max_compile_kept ? ", what those of --kernels took" : "",
+                rep.compile_before_s, rep.dropped, rep.compile_after_s, rep.loo_before_fit, rep.loo_geomean);
+        if (keep && add_best)
+            fprintf(stderr, " (against the fastest of all %d: %.4f)", nkept + added.n, rep.loo_fit_all);
+        fputc('\n', stderr);
         for (int i = 0; i < rep.dropped && i < KGI_CAT_DROPPED_MAX; i++)
             fprintf(stderr, "kgen catalogue: --max-compile: kernel %d of the set before dropped%s (%.2f s): %.4f\n",
                     rep.dropped_id[i], i == 0 ? " first" : "", rep.dropped_s[i], rep.dropped_loo[i]);

@@ -74,6 +74,9 @@
 # machine (make --max-compile S: the kernels that help least per second of
 # compiling dropped until compiling all of them in their layouts, one thread
 # each, takes at most S), so that `kgen precompile` stays within its budget.
+# With KEEP or EXTEND, S may be `kept`: at most what FILE's own kernels take,
+# compiled in the same run (a budget that does not move with this machine's
+# speed: the added kernels take the places of those that help least).
 # `kgen catalogue twins FILE -o LIST` (no GPU) proposes such kernels: twins of
 # FILE's kernels for the layouts they are kept out of where they would win.
 # A WORK_DIR given again resumes (its candidates, and what its database
@@ -395,8 +398,13 @@ fi
 MAX_COMPILE=${KGEN_CATALOGUE_MAX_COMPILE:-}
 case $MAX_COMPILE in
     '') ;;
+    kept)
+        if [ -z "$KEEP$EXTEND" ]; then
+            echo "build-catalogue.sh: KGEN_CATALOGUE_MAX_COMPILE=kept fits the set to what a kept catalogue's kernels take: set KGEN_CATALOGUE_KEEP or KGEN_CATALOGUE_EXTEND" >&2
+            exit 2
+        fi ;;
     *[!0-9.]* | *.*.* | .* | *.)
-        echo "build-catalogue.sh: KGEN_CATALOGUE_MAX_COMPILE: '$MAX_COMPILE' is not a number of seconds" >&2
+        echo "build-catalogue.sh: KGEN_CATALOGUE_MAX_COMPILE: '$MAX_COMPILE' is not a number of seconds (or kept)" >&2
         exit 2 ;;
 esac
 ADD_BEST=${KGEN_CATALOGUE_ADD_BEST:-}

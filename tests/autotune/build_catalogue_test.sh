@@ -388,6 +388,15 @@ for bad in x 1.2.3 .5 5. -1; do
     check "MAX_COMPILE=$bad: refused (2)" test $? = 2
     check "... saying why" grep -q "KGEN_CATALOGUE_MAX_COMPILE: '$bad' is not a number of seconds" "$tmp/err"
 done
+KGEN_CATALOGUE_EXTEND="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_ADD="$tmp/add.cfg" KGEN_CATALOGUE_MAX_COMPILE=kept \
+    KGEN_CATALOGUE_SHAPES="$tmp/xshapes.txt" sh "$SCRIPT" "$tmp/x" "$tmp/xw2" >"$tmp/out" 2>"$tmp/err"
+check "MAX_COMPILE=kept with EXTEND: exits 0 ($(cat "$tmp/err"))" test $? = 0
+check "... make fits the set to what the kept take" test "$(grep -A1 -x -- --max-compile "$tmp/make-args" | tail -n 1)" = kept
+KGEN_CATALOGUE_MAX_COMPILE=kept KGEN_CATALOGUE_SHAPES="$tmp/xshapes.txt" sh "$SCRIPT" "$tmp/x" "$tmp/xw4" \
+    >"$tmp/out" 2>"$tmp/err"
+check "MAX_COMPILE=kept with no kept catalogue: refused (2)" test $? = 2
+check "... saying why" grep -q "KGEN_CATALOGUE_MAX_COMPILE=kept fits the set to what a kept catalogue's kernels take" "$tmp/err"
+check "... nothing made" test ! -e "$tmp/xw4/db.sqlite"
 KGEN_CATALOGUE_EXTEND="$SRC/catalogue/sm_90.txt" KGEN_CATALOGUE_ADD_BEST=2 KGEN_CATALOGUE_SHAPES="$tmp/xshapes.txt" \
     sh "$SCRIPT" "$tmp/x" "$tmp/xw3" >"$tmp/out" 2>"$tmp/err"
 check "ADD_BEST without ADD: refused (2)" test $? = 2

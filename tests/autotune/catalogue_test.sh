@@ -240,6 +240,29 @@ check "--add-best with --max-compile: the report says the 2 of the catalogue kep
     grep -q "the 2 of $tmp/first2.txt kept, and 2 of the 3 of $tmp/yxz.cfg (--add-best 3)" "$tmp/bf.err"
 check "--add-best with --max-compile: against the fastest of all 5, as before the fit" \
     grep -q "against the fastest of all 5: " "$tmp/bf.err"
+fitall=$(sed -n 's/^kgen catalogue: --max-compile .* (against the fastest of all 5: \([0-9.]*\))$/\1/p' "$tmp/bf.err")
+check "--add-best with --max-compile: the fit's line gives the set written against the fastest of all 5 ($fitall)" \
+    test -n "$fitall"
+check "--add-best with --max-compile: the header gives that figure, the set written's" \
+    grep -q "^# $fitall of the fastest of all 5 " "$tmp/bestf.txt"
+# --max-compile kept: the budget is what the kept catalogue's kernels take, measured in the same run, so the two
+# added must make room for themselves (or go)
+"$KGEN" catalogue make "$tmp/best.csv" --kernels "$tmp/first2.txt" --add "$tmp/yxz.cfg" --add-best 3 \
+    --max-compile kept --max-regret 100 --date 2026-11-23 -o "$tmp/bestk.txt" 2>"$tmp/bk.err"
+check "--max-compile kept: exits 0 ($(grep -e '--max-compile kept' "$tmp/bk.err"))" test $? = 0
+# shellcheck disable=SC2016
+kept_fit=$(sed -n 's/.*--max-compile kept (\([0-9.]*\) s, what those of --kernels took): NVRTC took \([0-9.]*\) s.*, leaving \([0-9.]*\) s;.*/\1 \2 \3/p' \
+    "$tmp/bk.err")
+check "--max-compile kept: the budget is below what all four took, and the set left within it ($kept_fit)" \
+    awk -v f="$kept_fit" 'BEGIN { n = split(f, v, " "); exit !(n == 3 && v[1] + 0 > 0 && v[1] + 0 < v[2] + 0 && v[3] + 0 <= v[1] + 0) }'
+check "--max-compile kept: a kernel dropped" test "$(grep -c '^kernel ' "$tmp/bestk.txt")" -lt 4
+check "--max-compile kept: the header says so" grep -q "^# Fitted to --max-compile kept: at most the [0-9.]* s of NVRTC that the 2 of $tmp/first2.txt took" "$tmp/bestk.txt"
+"$KGEN" catalogue make "$tmp/best.csv" --kernels "$tmp/first2.txt" --max-compile kept --date 2026-11-23 \
+    -o "$tmp/bestk0.txt" 2>"$tmp/bk0.err"
+check "--max-compile kept, nothing added: nothing dropped" grep -q "; 0 dropped, leaving" "$tmp/bk0.err"
+expect 2 "--max-compile kept fits the set to what the kernels of --kernels" catalogue make "$tmp/best.csv" \
+    --max-compile kept --date 2026-11-23 -o "$tmp/x.txt"
+check "--max-compile kept without --kernels: nothing written" test ! -e "$tmp/x.txt"
 "$KGEN" catalogue make "$tmp/best.csv" --kernels "$tmp/first2.txt" --add "$tmp/yxz.cfg" --add-best 1 \
     --date 2026-11-23 -o "$tmp/best1.txt" 2>/dev/null
 check "--add-best 1: Z alone, the larger gain" \
@@ -315,7 +338,7 @@ check "--max-compile above the set's: exits 0" test $? = 0
 check "--max-compile above the set's: every kernel kept" \
     test "$(grep -v '^#' "$tmp/fit0.txt")" = "$(grep -v '^#' "$tmp/self.txt")"
 check "--max-compile: the report gives NVRTC's seconds, none dropped" \
-    grep -q "kgen catalogue: --max-compile 100000: NVRTC took [0-9.]* s over the set's kernels in their layouts; 0 dropped" \
+    grep -q "kgen catalogue: --max-compile 1e5 (100000.0 s): NVRTC took [0-9.]* s over the set's kernels in their layouts; 0 dropped" \
     "$tmp/fit0.err"
 total=$(sed -n 's/.*NVRTC took \([0-9.]*\) s over.*/\1/p' "$tmp/fit0.err")
 half=$(awk -v t="$total" 'BEGIN { printf "%.3f", t / 2 }')
