@@ -191,7 +191,8 @@ double kgi_cat_cost(const double *t, const double *pred, int nc, int np, const i
  * there, by `pred`); none whose removal would leave a pair's choice more than `worst` times its best, where it was
  * not. Where some drop would bring the sum within the budget, the one of those that raises the sum least is taken
  * instead, unless the best per unit raises it less (a last drop chosen by its loss, not its loss per unit: a large
- * kernel is not dropped where a small one is enough). Keeps the others' order. Writes the dropped kernels to dropped[] in the order taken and returns their count;
+ * kernel is not dropped where a small one is enough). Keeps the others' order. Writes the dropped kernels to
+ * dropped[] in the order taken and returns their count;
  * -1 when the set is above the budget and no kernel can go (those dropped until then are dropped: *n says how many
  * are left), -2 when out of memory.
  */
