@@ -19,11 +19,15 @@
 #include "runtime/catalogue.h"
 #include "testutil.h"
 
-/* The committed sm_90 catalogue (row 116's file fitted to 55 s of NVRTC by `kgen catalogue make --max-compile 55`:
- * 47 of its 58 kernels, docs/performance.md row 117): geometric mean 1.0193 against the fastest of its 47, worst
- * 1.702 (tt 116x121x26987); against the fastest of the 58, 1.0212, where the 58 score 1.0221.
- * Row 116's file (row 114's file with kernels 41, 51, 56 and 57 replaced by their cva=1 twins): geometric mean 1.0221 against the fastest of its 58, worst 1.702 (tt
- * 116x121x26987); against the fastest of the 58 and the 6 twins timed 1.0245, where row 114's file scores 1.0308.
+/* The committed sm_90 catalogue (row 117's file and 11 of row 118's 17 tuned winners, fitted to what row 117's
+ * kernels take to compile by `kgen catalogue make --add-best 17 --max-compile kept`: 47 kernels, docs/performance.md
+ * row 119): geometric mean 1.0180 against the fastest of its 47, worst 1.270 (tt 7984x31x891); against the fastest
+ * of all 64 timed, 1.0216, where row 117's 47 score 1.0363.
+ * Row 117's file (row 116's file fitted to 55 s of NVRTC by `kgen catalogue make --max-compile 55`: 47 of its 58
+ * kernels): geometric mean 1.0193 against the fastest of its 47, worst 1.702 (tt 116x121x26987); against the
+ * fastest of the 58, 1.0212, where the 58 score 1.0221.
+ * Row 116's file (row 114's file with kernels 41, 51, 56 and 57 replaced by their cva=1 twins): geometric mean
+ * 1.0221 against the fastest of its 58, worst 1.702 (tt 116x121x26987); against the fastest of the 58 and the 6 twins timed 1.0245, where row 114's file scores 1.0308.
  * Row 114's file (row 113's file and kernels 56-58, the sk=2 twins of kernels 53 and 55 and of
  * kernel 53 with skw=1): geometric mean 1.0227 against the fastest of its 58, worst
  * 1.669 (tn 31x128x23488); against the fastest of the 58 timed, the 55 alone score 1.0260. Row 113's file (row
