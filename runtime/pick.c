@@ -9,8 +9,9 @@
  * steps: work = waves x TILE_M x TILE_N x ceil(K/KSLICES). A kernel's time
  * in a layout is a linear model in that work and a few more features
  * (launch, waves, L2 and DRAM traffic, split-K's and stream-K's partial
- * sums, C's single stores, units per slot; see features()), fitted to its
- * measured times there, twice (with units per slot and without), a tiled
+ * sums, C's single stores, units per slot or the busiest SM's work; see
+ * features()), fitted to its measured times there, twice (with that
+ * feature and without), a tiled
  * kernel's fit weighted toward the shapes nearest the call; each
  * fitted model's error at the nearest measured shapes is carried to the
  * call's shape, shrunk toward the model, and the prediction is the
@@ -96,12 +97,27 @@ double kgi_launch_floor(const kgi_catalogue *c, const kgi_cat_kernel *kk)
  *                     matmul_warp kernel (below)
  *   DRAM traffic      A, B and C once each, for a kernel that streams
  *                     them (streams_operands(), below)
- *   units per slot    the waves without rounding up: the blocks of a
- *                     partial last wave, short or bound by memory, run at
- *                     more bandwidth each, and the time is closer to this
- *                     than to the rounded waves (matmul_skinny's 4-column
- *                     kernel at 9162x1x563: 1.09 of a wave, 7.0 us where
- *                     its fit from rounded waves alone said 11)
+ *   units per slot    for a matmul_skinny kernel: the waves without
+ *                     rounding up: the blocks of a partial last wave,
+ *                     short or bound by memory, run at more bandwidth
+ *                     each, and the time is closer to this than to the
+ *                     rounded waves (matmul_skinny's 4-column kernel at
+ *                     9162x1x563: 1.09 of a wave, 7.0 us where its fit
+ *                     from rounded waves alone said 11).
+ *   (x[8])            For a tiled kernel instead the busiest SM's work:
+ *                     ceil(U / SMs) blocks x TILE_M x TILE_N x ceil(K /
+ *                     KSLICES). The blocks resident on one SM share its
+ *                     arithmetic, so where they are bound by it the time
+ *                     follows the blocks per SM, which one wave of BPS
+ *                     slots per SM does not see: catalogue kernel 15
+ *                     (64x64, 6 blocks per SM) at 2848x944x272 nn is one
+ *                     wave of 5.1 blocks per SM; three of its four
+ *                     nearest measured shapes were one wave of 0.7-2.5,
+ *                     and it was predicted at 40.9 us and ran 47.9
+ *                     (docs/performance.md row 120). A persistent grid's
+ *                     units spread evenly and the waves already count
+ *                     them (U / S): there it stays U / S, which fit()
+ *                     leaves out as a copy of the waves
  *   stream-K additions (x[9]) the elements the pieces add into C in all:
  *                     a tile's area per piece, about slots + P pieces for
  *                     the P = tiles mod slots tiles of the partial wave (a
@@ -122,8 +138,8 @@ double kgi_launch_floor(const kgi_catalogue *c, const kgi_cat_kernel *kk)
  *                     additions go uncounted
  * (millions of elements), coefficients >= 0, by least squares on the
  * relative error over the kernel's measured shapes in the layout. Two
- * models are fitted, with units per slot and without (the rounded waves
- * alone), and the prediction is the geometric mean of the two, each
+ * models are fitted, with x[8] (units per slot, or the busiest SM's work)
+ * and without (the rounded waves alone), and the prediction is the geometric mean of the two, each
  * calibrated at the nearest shapes (calibrated()): at a large grid the
  * two wave counts are nearly collinear, and one fit with both moved
  * near-ties between tiled kernels by chance (8192x8192x128 nt: 9 % slower
@@ -131,10 +147,11 @@ double kgi_launch_floor(const kgi_catalogue *c, const kgi_cat_kernel *kk)
  * pair of models (docs/performance.md row 89) took the leave-one-out
  * regret from 1.0244 to 1.0216 (at the 592 training pairs under 20 us
  * 1.0292 to 1.0241, the others unchanged); the stream-K additions took it
- * from 1.0230 to 1.0220 (row 99).
+ * from 1.0230 to 1.0220 (row 99), and the busiest SM's work in place of
+ * a tiled kernel's units per slot from 1.0180 to 1.0167 (row 120).
  */
 #define NF 10
-#define UNITS_PER_SLOT 8 /* the feature the second model leaves out */
+#define UNITS_PER_SLOT 8 /* the feature the second model leaves out (x[8]) */
 /* Where C's rows are not whole 16-byte vectors (ldc or the pointer), a
  * stream-K kernel adds its pieces into C one float at a time: 4 additions
  * where a kernel with 16-byte reductions makes one. Measured (H200,
@@ -188,7 +205,10 @@ static void features(const kgi_cat_kernel *kk, int m, int n, int k, int sms, int
     x[5] = kk->persistent && partial > 0 ? fmin(ceil(slots / partial), steps) * kk->tile_m * kk->tile_n * 1e-6 : 0;
     x[6] = single_c_stores(kk, c_class) ? (double)m * n * 1e-6 : 0;
     x[7] = streams_operands(kk) ? ((double)m * k + (double)k * n + (double)m * n) * 1e-6 : 0;
-    x[8] = tiles * slices / slots;
+    if (streams_operands(kk) || kk->persistent)
+        x[8] = tiles * slices / slots;
+    else /* the busiest SM's blocks, each a tile of ceil(K / KSLICES) steps */
+        x[8] = ceil(tiles * slices / (sms > 0 ? sms : 1)) * kk->tile_m * kk->tile_n * ceil((double)k / slices) * 1e-6;
     x[9] = kk->persistent && partial > 0 ? fmin(slots + partial, partial * steps) * kk->tile_m * kk->tile_n * 1e-6 : 0;
     if (c_class != 4) {
         x[5] *= STREAMK_SINGLE_ADDS;
@@ -299,7 +319,7 @@ static double dot(const double *co, const double *x)
 #define ALIGN_DISTANCE 4.0
 /* Fewer measured shapes than this: no fit, the wave model's efficiency.
  * Twice the six features most kernels' fits have: 1, waves, work, L2
- * traffic, units per slot, and DRAM traffic (matmul_skinny) or C's single
+ * traffic, x[8], and DRAM traffic (matmul_skinny) or C's single
  * stores (matmul_warp, split-K's partial sums beside them). A stream-K
  * kernel has eight (its pieces and their additions); its fit, from 12
  * shapes up too, leaves out a feature that is 0 at every shape or a

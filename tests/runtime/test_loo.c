@@ -19,7 +19,10 @@
 #include "runtime/catalogue.h"
 #include "testutil.h"
 
-/* The committed sm_90 catalogue (row 117's file and 11 of row 118's 17 tuned winners, fitted to what row 117's
+/* The committed sm_90 catalogue under the model that counts a tiled kernel's busiest SM's work in place of its
+ * units per slot (runtime/pick.c, docs/performance.md row 120): geometric mean 1.0167, worst 1.276 (tt
+ * 4560x74x102); under the model before, as below.
+ * The committed sm_90 catalogue (row 117's file and 11 of row 118's 17 tuned winners, fitted to what row 117's
  * kernels take to compile by `kgen catalogue make --add-best 17 --max-compile kept`: 47 kernels, docs/performance.md
  * row 119): geometric mean 1.0180 against the fastest of its 47, worst 1.270 (tt 7984x31x891); against the fastest
  * of all 64 timed, 1.0216, where row 117's 47 score 1.0363.
