@@ -11,14 +11,13 @@
  * (launch, waves, L2 and DRAM traffic, split-K's and stream-K's partial
  * sums, C's single stores, units per slot or the busiest SM's work; see
  * features()), fitted to its measured times there, twice (with that
- * feature and without), a tiled
- * kernel's fit weighted toward the shapes nearest the call; each
- * fitted model's error at the nearest measured shapes is carried to the
- * call's shape, shrunk toward the model, and the prediction is the
- * geometric mean of the two. A measured shape is its measured
- * time. No prediction is under what streaming A, B and C at the fastest
- * rate measured takes, nor under the host's cost of the kernel's launches
- * (kgi_launch_floor()).
+ * feature and without), a tiled kernel's fit weighted toward the shapes
+ * nearest the call; each fitted model's error at the nearest measured
+ * shapes is carried to the call's shape, shrunk toward the model, and the
+ * prediction is the geometric mean of the two. A measured shape is its
+ * measured time. No prediction is under what streaming A, B and C at the
+ * fastest rate measured takes, nor under the host's cost of the kernel's
+ * launches (kgi_launch_floor()).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -139,11 +138,12 @@ double kgi_launch_floor(const kgi_catalogue *c, const kgi_cat_kernel *kk)
  * (millions of elements), coefficients >= 0, by least squares on the
  * relative error over the kernel's measured shapes in the layout. Two
  * models are fitted, with x[8] (units per slot, or the busiest SM's work)
- * and without (the rounded waves alone), and the prediction is the geometric mean of the two, each
- * calibrated at the nearest shapes (calibrated()): at a large grid the
- * two wave counts are nearly collinear, and one fit with both moved
- * near-ties between tiled kernels by chance (8192x8192x128 nt: 9 % slower
- * than the choice of either model alone). The last two features and the
+ * and without (the rounded waves alone), and the prediction is the
+ * geometric mean of the two, each calibrated at the nearest shapes
+ * (calibrated()): at a large grid the two wave counts are nearly
+ * collinear, and one fit with both moved near-ties between tiled
+ * kernels by chance (8192x8192x128 nt: 9 % slower than the choice of
+ * either model alone). The last two features and the
  * pair of models (docs/performance.md row 89) took the leave-one-out
  * regret from 1.0244 to 1.0216 (at the 592 training pairs under 20 us
  * 1.0292 to 1.0241, the others unchanged); the stream-K additions took it
