@@ -193,7 +193,7 @@ static int streams_operands(const kgi_cat_kernel *kk) { return strcmp(kk->tmpl, 
 static void features(const kgi_cat_kernel *kk, int m, int n, int k, int sms, int c_class, double *x, double *waves)
 {
     double tiles = ceil((double)m / kk->tile_m) * ceil((double)n / kk->tile_n);
-    double slots = (double)(sms > 0 ? sms : 1) * (kk->bps > 0 ? kk->bps : 1);
+    double sm = sms > 0 ? sms : 1, slots = sm * (kk->bps > 0 ? kk->bps : 1);
     int slices = kgi_kernel_slices(kk, k);
     double work = kgi_wave_work(kk->tile_m, kk->tile_n, slices, kk->persistent, kk->bps, m, n, k, sms, waves);
     double partial = fmod(tiles, slots), steps = ceil((double)k / (kk->persistent > 0 ? kk->persistent : 1));
@@ -208,7 +208,7 @@ static void features(const kgi_cat_kernel *kk, int m, int n, int k, int sms, int
     if (streams_operands(kk) || kk->persistent)
         x[8] = tiles * slices / slots;
     else /* the busiest SM's blocks, each a tile of ceil(K / KSLICES) steps */
-        x[8] = ceil(tiles * slices / (sms > 0 ? sms : 1)) * kk->tile_m * kk->tile_n * ceil((double)k / slices) * 1e-6;
+        x[8] = ceil(tiles * slices / sm) * kk->tile_m * kk->tile_n * ceil((double)k / slices) * 1e-6;
     x[9] = kk->persistent && partial > 0 ? fmin(slots + partial, partial * steps) * kk->tile_m * kk->tile_n * 1e-6 : 0;
     if (c_class != 4) {
         x[5] *= STREAMK_SINGLE_ADDS;
